@@ -1,0 +1,4 @@
+from skillcheck._entry import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""Find, read and validate configuration.
+
+``[tool.skillcheck]`` in ``pyproject.toml``, or top-level keys in ``skillcheck.toml`` /
+``.skillcheck.toml``, found by walking up from the current directory (the first file that
+configures skillcheck wins, like ruff). ``--config FILE`` overrides, ``--isolated`` ignores.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONFIG_NAMES = ("skillcheck.toml", ".skillcheck.toml", "pyproject.toml")
+
+
+class ConfigError(Exception):
+    """A bad configuration file, key or value: exit 2 with file, key and reason."""
+
+
+@dataclass
+class Config:
+    path: Path | None = None  # the file read, None for defaults
+    values: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path | None:
+        return self.path.parent if self.path else None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+
+
+def _section(path: Path, data: dict[str, Any]) -> dict[str, Any] | None:
+    if path.name == "pyproject.toml":
+        tool = data.get("tool")
+        section = tool.get("skillcheck") if isinstance(tool, dict) else None
+        if section is None:
+            return None
+        if not isinstance(section, dict):
+            raise ConfigError(f"{path}: [tool.skillcheck] must be a table")
+        return section
+    return data
+
+
+def find_config(start: Path) -> Path | None:
+    for directory in [start, *start.parents]:
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if not candidate.is_file():
+                continue
+            if name == "pyproject.toml" and _section(candidate, _read_toml(candidate)) is None:
+                continue
+            return candidate
+    return None
+
+
+def load_config(
+    explicit: Path | None = None, *, isolated: bool = False, cwd: Path | None = None
+) -> Config:
+    if isolated:
+        return Config()
+    path = explicit
+    if path is None:
+        path = find_config(cwd or Path.cwd())
+        if path is None:
+            return Config()
+    elif not path.is_file():
+        raise ConfigError(f"{path}: no such configuration file")
+    section = _section(path, _read_toml(path))
+    if section is None:
+        raise ConfigError(f"{path}: no [tool.skillcheck] table")
+    validate(section, path)
+    return Config(path=path.resolve(), values=section)
+
+
+def validate(values: dict[str, Any], path: Path) -> None:
+    """Check ``values`` against schemas/config.schema.json; raise ConfigError on the first fault."""
+    import json
+
+    import jsonschema
+
+    from skillcheck.schemas import load_schema
+
+    schema = load_schema("config.schema.json")
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    error = errors[0]
+    key = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "additionalProperties" and not key:
+        allowed = ", ".join(sorted(schema["properties"]))
+        unknown = sorted(set(values) - set(schema["properties"]))
+        raise ConfigError(
+            f"{path}: unknown key {unknown[0]!r} (known keys: {allowed})"
+        )
+    shown = json.dumps(error.instance) if not isinstance(error.instance, dict) else "table"
+    raise ConfigError(f"{path}: key {key or '(top level)'!r}: {shown}: {error.message}")
+
+
+def _selectors(values: list[str] | None, where: str) -> set[str]:
+    from skillcheck.rules import resolve_selector
+
+    codes: set[str] = set()
+    for value in values or ():
+        try:
+            codes.update(r.code for r in resolve_selector(value))
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    return codes
+
+
+def build_settings(
+    config: Config,
+    *,
+    target: str | None = None,
+    select: list[str] | None = None,
+    extend_select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    strict: bool | None = None,
+    tokenizer: str | None = None,
+    jobs: int | None = None,
+):
+    """Merge the configuration and the command line (which wins) into lint Settings."""
+    from skillcheck.lint import Settings
+    from skillcheck.rules import all_rules
+    from skillcheck.targets import DEFAULT_TARGETS, parse_targets
+
+    where = str(config.path) if config.path else "configuration"
+    raw_target = target if target is not None else config.get("target")
+    try:
+        targets = parse_targets(raw_target) if raw_target else DEFAULT_TARGETS
+    except ValueError as exc:
+        raise ConfigError(f"{'--target' if target is not None else where}: {exc}") from None
+    if select is not None:
+        selected = _selectors(select, "--select")
+    elif config.get("select") is not None:
+        selected = _selectors(config.get("select"), f"{where}: select")
+    else:
+        selected = {r.code for r in all_rules()}
+    selected |= _selectors(config.get("extend-select"), f"{where}: extend-select")
+    selected |= _selectors(extend_select, "--extend-select")
+    selected -= _selectors(config.get("ignore"), f"{where}: ignore")
+    selected -= _selectors(ignore, "--ignore")
+    per_path = [
+        ([pattern], frozenset(_selectors(codes, f"{where}: per-path-ignores")))
+        for pattern, codes in (config.get("per-path-ignores") or {}).items()
+    ]
+    options = {
+        "name-charset": config.get("name-charset", "ascii"),
+        "extra-fields": list(config.get("extra-fields", [])),
+        "budgets": dict(config.get("budgets", {})),
+        "tokenizer": tokenizer or config.get("tokenizer", "estimate"),
+        "path-fields": list(config.get("path-fields", [])),
+        "frontmatter-schema": (
+            str((config.root / config.get("frontmatter-schema")).resolve())
+            if config.get("frontmatter-schema") and config.root
+            else None
+        ),
+    }
+    return Settings(
+        targets=targets,
+        select=frozenset(selected),
+        strict=bool(strict if strict is not None else config.get("strict", False)),
+        options=options,
+        per_path_ignores=per_path,
+        exclude=list(config.get("exclude", [])),
+        config_root=config.root,
+        jobs=jobs or 1,
+    )

@@ -1,0 +1,213 @@
+"""Paths given on the command line -> skill directories.
+
+A PATH may be a skill directory, a tree of skills (searched recursively), or any file inside
+a skill (pre-commit passes changed files: each maps to the nearest enclosing directory that
+holds a SKILL.md, and each skill is linted once). The search never follows directory
+symlinks, skips VCS and dependency directories, virtualenvs and ignored paths, bounds its
+depth, and never opens what it finds: FIFOs and sockets are only stat'ed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache",
+     ".ruff_cache", ".pytest_cache", ".skillcheck_cache", "site-packages"}
+)
+MAX_DEPTH = 24
+
+
+@dataclass
+class Problem:
+    """Something the search could not look at; reported as SK100."""
+
+    path: Path
+    message: str
+    warning: bool = False
+
+
+@dataclass
+class Discovery:
+    skills: list[Path] = field(default_factory=list)  # absolute, links not resolved
+    problems: list[Problem] = field(default_factory=list)
+    searched: int = 0  # directories looked at
+
+
+class PathError(Exception):
+    """A PATH argument that does not exist: a usage error (exit 2)."""
+
+
+def absolute(path: Path) -> Path:
+    # abspath keeps symlink names: the directory a loader sees is the link, not its target
+    return Path(os.path.abspath(path))
+
+
+def _has_skill_md(directory: Path) -> bool:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return any(name.lower() == "skill.md" for name in names)
+
+
+def _is_virtualenv(directory: str, names: set[str]) -> bool:
+    return "pyvenv.cfg" in names or (
+        "bin" in names and os.path.exists(os.path.join(directory, "bin", "activate"))
+    )
+
+
+class _Ignores:
+    """gitignore files found on the way down, plus the config's ``exclude``."""
+
+    def __init__(self, exclude: Any | None, exclude_root: Path | None) -> None:
+        self.exclude = exclude
+        self.exclude_root = exclude_root
+        self.specs: dict[Path, Any] = {}
+
+    def load_gitignore(self, directory: Path) -> None:
+        path = directory / ".gitignore"
+        try:
+            if not path.is_file():
+                return
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return
+        import pathspec
+
+        self.specs[directory] = pathspec.GitIgnoreSpec.from_lines(lines)
+
+    def load_ancestors(self, start: Path) -> None:
+        """The .gitignore files between the repository root and ``start``."""
+        chain = []
+        for directory in [start, *start.parents]:
+            chain.append(directory)
+            if (directory / ".git").exists():
+                break
+        else:
+            chain = [start]
+        for directory in reversed(chain):
+            self.load_gitignore(directory)
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        if self.exclude is not None and self.exclude_root is not None:
+            rel = os.path.relpath(path, self.exclude_root).replace(os.sep, "/")
+            if not rel.startswith("../") and self.exclude.match_file(rel + ("/" if is_dir else "")):
+                return True
+        for base, spec in self.specs.items():
+            if base == path:
+                continue
+            try:
+                rel = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(rel + ("/" if is_dir else "")):
+                return True
+        return False
+
+
+def discover(
+    paths: list[Path],
+    *,
+    exclude: list[str] | None = None,
+    exclude_root: Path | None = None,
+    respect_gitignore: bool = True,
+) -> Discovery:
+    """Find the skill directories named by ``paths``; raise PathError for a missing PATH."""
+    spec = None
+    if exclude:
+        import pathspec
+
+        spec = pathspec.GitIgnoreSpec.from_lines(exclude)
+    ignores = _Ignores(spec, exclude_root)
+    found: dict[Path, None] = {}
+    result = Discovery()
+    for given in paths:
+        path = absolute(given)
+        try:
+            info = os.stat(path)  # explicit paths may be symlinks: the user chose them
+        except FileNotFoundError:
+            if os.path.islink(path):
+                result.problems.append(Problem(path, "dangling symlink given as PATH"))
+                continue
+            raise PathError(f"{given}: no such file or directory") from None
+        except OSError as exc:
+            result.problems.append(Problem(path, f"cannot be read: {exc.strerror or exc}"))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            if spec is not None and ignores.ignored(path, True):
+                continue
+            if respect_gitignore:
+                ignores.load_ancestors(path)
+            _search(path, ignores, found, result, respect_gitignore)
+        else:
+            owner = _enclosing_skill(path)
+            if owner is not None and not (spec is not None and ignores.ignored(owner, True)):
+                found.setdefault(owner, None)
+    result.skills = sorted(found, key=lambda p: p.as_posix())
+    return result
+
+
+def _enclosing_skill(path: Path) -> Path | None:
+    """The nearest directory at or above a file's folder that holds a SKILL.md."""
+    if path.name.lower() == "skill.md":
+        return path.parent
+    for directory in path.parents:
+        if _has_skill_md(directory):
+            return directory
+    return None
+
+
+def _search(
+    top: Path,
+    ignores: _Ignores,
+    found: dict[Path, None],
+    result: Discovery,
+    respect_gitignore: bool,
+) -> None:
+    stack: list[tuple[Path, int]] = [(top, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        result.searched += 1
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError as exc:
+            result.problems.append(
+                Problem(directory, f"directory cannot be read ({exc.strerror or exc}); skills"
+                        " in it were not checked")
+            )
+            continue
+        names = {e.name for e in entries}
+        if directory != top and _is_virtualenv(str(directory), names):
+            continue
+        if respect_gitignore and ".gitignore" in names and directory != top:
+            ignores.load_gitignore(directory)
+        if any(name.lower() == "skill.md" for name in names):
+            found.setdefault(directory, None)
+        subdirs = []
+        for entry in entries:
+            if entry.name in SKIP_DIRS:
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if not is_dir:
+                continue
+            sub = Path(entry.path)
+            if ignores.ignored(sub, True):
+                continue
+            if depth + 1 > MAX_DEPTH:
+                result.problems.append(
+                    Problem(sub, f"deeper than {MAX_DEPTH} directory levels; not searched",
+                            warning=True)
+                )
+                continue
+            subdirs.append((sub, depth + 1))
+        subdirs.sort(key=lambda item: item[0].name, reverse=True)
+        stack.extend(subdirs)

@@ -1,0 +1,218 @@
+"""Run the rules over skills: discover -> load -> check, then filter and sort.
+
+The engine turns a rule's Finding into a Diagnostic: it keeps the finding only when it
+affects an active target (or is runtime-independent), takes the worst severity among the
+active targets, and records each target's load outcome for the report.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillcheck.discover import Discovery, discover
+from skillcheck.load import load_skill
+from skillcheck.model import Diagnostic, Finding, Outcome, Severity, Skill, Span
+from skillcheck.rules import Context, Rule, all_rules
+from skillcheck.targets import DEFAULT_TARGETS
+
+
+class InternalError(Exception):
+    """A bug in skillcheck: reported as exit 2 with the rule and path."""
+
+
+@dataclass
+class Settings:
+    """Everything that shapes a run, after config and command line are merged."""
+
+    targets: tuple[str, ...] = DEFAULT_TARGETS
+    select: frozenset[str] | None = None  # rule codes; None = every rule
+    strict: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+    # (gitignore-style patterns relative to config_root, rule codes)
+    per_path_ignores: list[tuple[list[str], frozenset[str]]] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    config_root: Path | None = None
+    respect_gitignore: bool = True
+    jobs: int = 1
+
+    def enabled(self) -> list[Rule]:
+        rules = all_rules()
+        if self.select is None:
+            return rules
+        return [r for r in rules if r.code in self.select]
+
+
+@dataclass
+class LintResult:
+    skills: list[Skill]
+    diagnostics: list[Diagnostic]
+    targets: tuple[str, ...]
+    outcomes: dict[Path, dict[str, Outcome]]
+    discovery: Discovery
+
+    def for_skill(self, skill: Skill) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.skill == skill.root]
+
+    def errors_for(self, skill: Skill) -> list[Diagnostic]:
+        return [d for d in self.for_skill(skill) if d.severity is Severity.ERROR]
+
+    def failed(self, strict: bool) -> bool:
+        if strict:
+            return bool(self.diagnostics)
+        return any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    def counts(self) -> dict[Severity, int]:
+        out = dict.fromkeys(Severity, 0)
+        for d in self.diagnostics:
+            out[d.severity] += 1
+        return out
+
+
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """A path relative to the current directory when it lies below it, else absolute."""
+    base = cwd or Path.cwd()
+    try:
+        return path.relative_to(base).as_posix() or "."
+    except ValueError:
+        return path.as_posix()
+
+
+def make_diagnostic(
+    rule: Rule, finding: Finding, skill: Skill | None, targets: tuple[str, ...]
+) -> Diagnostic | None:
+    """Apply the active targets to a finding; None when it affects none of them."""
+    outcomes: dict[str, Outcome] = {}
+    if finding.impact is None:
+        severity = finding.severity or rule.severity
+        affected: tuple[str, ...] = ()
+    else:
+        active = {t: i for t, i in finding.impact.items() if t in targets}
+        if not active:
+            return None
+        severity = max(i.severity for i in active.values())
+        affected = tuple(t for t in targets if t in active)
+        outcomes = {t: active[t].outcome for t in affected}
+    path = finding.path
+    if path is None:
+        path = (skill.skill_md or skill.root) if skill is not None else Path.cwd()
+    span: Span = finding.span
+    return Diagnostic(
+        code=rule.code,
+        slug=rule.slug,
+        severity=severity,
+        message=finding.message,
+        path=path,
+        line=span.start.line,
+        column=span.start.column,
+        end_line=span.end.line,
+        end_column=span.end.column,
+        targets=affected,
+        fix=finding.fix,
+        help=finding.help,
+        skill=skill.root if skill is not None else None,
+        outcomes=outcomes,
+    )
+
+
+def check_skill(skill: Skill, rules: Iterable[Rule], ctx: Context) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for rule in rules:
+        if rule.scope != "skill":
+            continue
+        try:
+            for finding in rule.check(skill, ctx):
+                diag = make_diagnostic(rule, finding, skill, ctx.targets)
+                if diag is not None:
+                    out.append(diag)
+        except Exception as exc:  # a bug in a rule must not pass silently
+            raise InternalError(
+                f"rule {rule.code} ({rule.slug}) failed on {skill.display_root}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+    return out
+
+
+def check_collection(skills: list[Skill], rules: Iterable[Rule], ctx: Context) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for rule in rules:
+        if rule.scope != "collection":
+            continue
+        try:
+            for skill, finding in rule.check(skills, ctx):
+                diag = make_diagnostic(rule, finding, skill, ctx.targets)
+                if diag is not None:
+                    out.append(diag)
+        except Exception as exc:
+            raise InternalError(
+                f"rule {rule.code} ({rule.slug}) failed: {type(exc).__name__}: {exc}"
+            ) from exc
+    return out
+
+
+def _per_path_filter(settings: Settings) -> Any:
+    if not settings.per_path_ignores:
+        return None
+    import pathspec
+
+    root = settings.config_root or Path.cwd()
+    compiled = [
+        (pathspec.GitIgnoreSpec.from_lines(patterns), codes)
+        for patterns, codes in settings.per_path_ignores
+    ]
+
+    def ignored(diag: Diagnostic) -> bool:
+        rel = os.path.relpath(diag.path, root).replace(os.sep, "/")
+        return any(diag.code in codes and spec.match_file(rel) for spec, codes in compiled)
+
+    return ignored
+
+
+def lint(paths: list[Path], settings: Settings) -> LintResult:
+    """Lint every skill under ``paths``. Raises PathError for a PATH that does not exist."""
+    found = discover(
+        paths,
+        exclude=settings.exclude,
+        exclude_root=settings.config_root,
+        respect_gitignore=settings.respect_gitignore,
+    )
+    rules = settings.enabled()
+    ctx = Context(targets=settings.targets, options=settings.options)
+    cwd = Path.cwd()
+    skills = [load_skill(root, display_path(root, cwd)) for root in found.skills]
+    diagnostics: list[Diagnostic] = []
+    for skill in skills:
+        diagnostics.extend(check_skill(skill, rules, ctx))
+    diagnostics.extend(check_collection(skills, rules, ctx))
+    diagnostics.extend(_discovery_diagnostics(found, rules, ctx))
+    from skillcheck.suppress import apply_suppressions
+
+    diagnostics = apply_suppressions(diagnostics, skills, rules, ctx)
+    ignored = _per_path_filter(settings)
+    if ignored is not None:
+        diagnostics = [d for d in diagnostics if not ignored(d)]
+    diagnostics.sort(key=Diagnostic.sort_key)
+    outcomes: dict[Path, dict[str, Outcome]] = {}
+    for skill in skills:
+        outcomes[skill.root] = dict.fromkeys(settings.targets, Outcome.OK)
+    for diag in diagnostics:
+        if diag.skill in outcomes:
+            per = outcomes[diag.skill]
+            for target, outcome in diag.outcomes.items():
+                per[target] = max(per[target], outcome)
+    return LintResult(skills, diagnostics, settings.targets, outcomes, found)
+
+
+def _discovery_diagnostics(found: Discovery, rules: list[Rule], ctx: Context) -> list[Diagnostic]:
+    out = []
+    for rule in rules:
+        if rule.scope != "discovery":
+            continue
+        for _none, finding in rule.check(found, ctx):
+            diag = make_diagnostic(rule, finding, None, ctx.targets)
+            if diag is not None:
+                out.append(diag)
+    return out

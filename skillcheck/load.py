@@ -1,0 +1,179 @@
+"""Skill directory -> Skill: read SKILL.md safely and list what the directory holds.
+
+Nothing here follows a link out of the skill or opens anything but a regular file: a FIFO
+named SKILL.md would block ``open`` forever, and a symlink could point at ``/etc/passwd``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from skillcheck.model import FileKind, Skill, SkillFile
+from skillcheck.parse import MAX_READ, parse_document
+
+SKILL_MD = "SKILL.md"
+MAX_WALK_DEPTH = 32
+MAX_WALK_ENTRIES = 20_000
+# directories listed but not descended into: their contents are never skill content
+OPAQUE_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"})
+
+
+def kind_of(mode: int) -> FileKind:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "other"
+
+
+def is_within(path: Path, root: Path) -> bool:
+    """Whether ``path`` (resolved) lies inside ``root`` (resolved)."""
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def read_regular(path: Path, limit: int = MAX_READ) -> tuple[bytes, int]:
+    """Read at most ``limit`` bytes of a regular file; (bytes, real size).
+
+    O_NONBLOCK makes opening a FIFO that replaced the file since we looked return at once;
+    the fstat then refuses it. Raises OSError with a readable reason.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"not a regular file ({kind_of(info.st_mode)})")
+        chunks = []
+        remaining = limit
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks), info.st_size
+    finally:
+        os.close(fd)
+
+
+def find_skill_md(root: Path) -> Path | None:
+    """``SKILL.md`` if present (whatever it is), else a wrong-case variant such as ``skill.md``."""
+    exact = root / SKILL_MD
+    if os.path.lexists(exact):
+        return exact
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return None
+    for name in names:
+        if name.lower() == "skill.md":
+            return root / name
+    return None
+
+
+def walk(root: Path) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
+    """Every entry under ``root``, sorted, without following links; bounded in depth and count."""
+    files: list[SkillFile] = []
+    errors: list[tuple[Path, str]] = []
+    stack: list[tuple[Path, str, int]] = [(root, "", 0)]
+    while stack:
+        directory, prefix, depth = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            errors.append((directory, exc.strerror or str(exc)))
+            continue
+        subdirs = []
+        for entry in entries:
+            if len(files) >= MAX_WALK_ENTRIES:
+                errors.append((directory, f"more than {MAX_WALK_ENTRIES:,} entries; the rest"
+                               " were not checked"))
+                return files, errors
+            rel = f"{prefix}{entry.name}"
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                errors.append((Path(entry.path), exc.strerror or str(exc)))
+                continue
+            kind = kind_of(info.st_mode)
+            link = None
+            if kind == "symlink":
+                try:
+                    link = os.readlink(entry.path)
+                except OSError:
+                    link = None
+            files.append(SkillFile(Path(entry.path), rel, kind, info.st_size, info.st_mode, link))
+            if kind == "dir" and entry.name not in OPAQUE_DIRS:
+                if depth + 1 >= MAX_WALK_DEPTH:
+                    errors.append((Path(entry.path), f"deeper than {MAX_WALK_DEPTH} levels; not"
+                                   " checked"))
+                    continue
+                subdirs.append((Path(entry.path), rel + "/", depth + 1))
+        stack.extend(reversed(subdirs))
+    files.sort(key=lambda f: f.rel)
+    return files, errors
+
+
+def load_skill(root: Path, display_root: str) -> Skill:
+    """Load one skill directory. Never raises for what the directory holds."""
+    skill_md = find_skill_md(root)
+    skill = Skill(root=root, display_root=display_root, skill_md=skill_md, doc=None)
+    skill.files, skill.walk_errors = walk(root)
+    if skill_md is None:
+        skill.read_error = "no SKILL.md"
+        return skill
+    try:
+        info = os.lstat(skill_md)
+    except OSError as exc:
+        skill.read_error = exc.strerror or str(exc)
+        return skill
+    target = skill_md
+    if stat.S_ISLNK(info.st_mode):
+        real_root = root.resolve()
+        try:
+            resolved = skill_md.resolve(strict=True)
+        except (OSError, RuntimeError):
+            skill.read_error = "a dangling or looping symlink"
+            return skill
+        if not is_within(resolved, real_root):
+            skill.read_error = "a symlink to a file outside the skill"
+            return skill
+        target = resolved
+        try:
+            info = os.stat(resolved)
+        except OSError as exc:
+            skill.read_error = exc.strerror or str(exc)
+            return skill
+    if not stat.S_ISREG(info.st_mode):
+        skill.read_error = f"a {_kind_word(kind_of(info.st_mode))}, not a regular file"
+        return skill
+    try:
+        raw, size = read_regular(target)
+    except OSError as exc:
+        skill.read_error = f"unreadable: {exc.strerror or exc}"
+        return skill
+    skill.doc = parse_document(skill_md, raw, size)
+    return skill
+
+
+def _kind_word(kind: FileKind) -> str:
+    return {
+        "dir": "directory",
+        "fifo": "FIFO (named pipe)",
+        "socket": "socket",
+        "device": "device file",
+    }.get(kind, kind)

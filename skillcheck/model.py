@@ -1,0 +1,273 @@
+"""Plain data shared by every stage: discover -> load -> check -> report.
+
+Positions are 1-based lines and 1-based columns counted in Unicode code points of the
+decoded file, so they point at the real place in SKILL.md (frontmatter included).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+
+class Severity(enum.IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        return cls[text.upper()]
+
+
+class Outcome(enum.IntEnum):
+    """What a runtime does with a skill, ordered from best to worst."""
+
+    OK = 0
+    DEGRADED = 1  # loads, but something is lost or changed
+    REJECTED = 2  # the loader reports an error
+    DROPPED = 3  # the loader silently ignores the skill
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, order=True)
+class Pos:
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of a file; end is inclusive of the last character's column + 1 (exclusive)."""
+
+    start: Pos
+    end: Pos
+
+    @classmethod
+    def at(cls, line: int, column: int, end_line: int | None = None, end_column: int | None = None) -> Span:
+        return cls(Pos(line, column), Pos(end_line or line, end_column or column))
+
+
+WHOLE_FILE = Span(Pos(1, 1), Pos(1, 1))
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A safe edit: replace bytes [start, end) of ``path`` with ``replacement``."""
+
+    path: Path
+    start: int
+    end: int
+    replacement: bytes
+    description: str
+
+
+@dataclass(frozen=True)
+class Impact:
+    """How one runtime is affected by a finding."""
+
+    outcome: Outcome
+    severity: Severity
+
+
+@dataclass
+class Finding:
+    """What a rule's check yields; the engine turns it into a Diagnostic.
+
+    ``impact`` maps target names to their Impact. ``None`` means the finding does not
+    depend on the runtime (budgets, hygiene): it keeps the rule's default severity.
+    A finding whose impact names none of the active targets is not reported.
+    """
+
+    message: str
+    span: Span = WHOLE_FILE
+    path: Path | None = None  # defaults to the skill's SKILL.md (or the skill directory)
+    impact: dict[str, Impact] | None = None
+    fix: Fix | None = None
+    help: str | None = None
+    severity: Severity | None = None  # overrides the rule's default (impact-free findings)
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    slug: str
+    severity: Severity
+    message: str
+    path: Path  # absolute
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    targets: tuple[str, ...] = ()
+    fix: Fix | None = None
+    help: str | None = None
+    skill: Path | None = None  # the skill directory the finding belongs to
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+    def sort_key(self) -> tuple:
+        return (str(self.path), self.line, self.column, self.code, self.message)
+
+
+# --- YAML nodes with positions ------------------------------------------------------------
+
+NodeKind = Literal["scalar", "sequence", "mapping", "alias"]
+
+
+@dataclass
+class Node:
+    """A YAML node as composed from parser events, with its span in the real file.
+
+    For scalars ``value`` is the scalar's text and ``tag`` the type a YAML 1.1 loader
+    (PyYAML) resolves it to: ``str``, ``bool``, ``int``, ``float``, ``null``,
+    ``timestamp``, ``binary``, ``merge`` or ``set``/``omap``/... for explicit tags.
+    """
+
+    kind: NodeKind
+    span: Span
+    value: Any  # str | list[Node] | list[tuple[Node, Node]]
+    tag: str = "str"
+    style: str | None = None  # scalar style: None (plain), "'", '"', "|", ">"
+    flow: bool = False  # flow collection ([a, b] / {k: v})
+    anchor: str | None = None
+    explicit_tag: str | None = None
+    target: Node | None = None  # for aliases: the anchored node
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.kind == "scalar"
+
+    def resolved(self) -> Node:
+        node = self
+        while node.kind == "alias" and node.target is not None:
+            node = node.target
+        return node
+
+    def text(self) -> str | None:
+        """The scalar's text whatever its type (``name: 123`` gives "123")."""
+        node = self.resolved()
+        return node.value if node.kind == "scalar" else None
+
+    def items(self) -> list[tuple[Node, Node]]:
+        node = self.resolved()
+        return node.value if node.kind == "mapping" else []
+
+    def get(self, key: str) -> Node | None:
+        for k, v in self.items():
+            if k.text() == key:
+                return v
+        return None
+
+
+@dataclass
+class YamlIssue:
+    """A YAML construct that other loaders parse differently."""
+
+    kind: Literal["anchor", "alias", "tag", "merge", "flow", "document"]
+    span: Span
+    detail: str
+
+
+@dataclass
+class Frontmatter:
+    """The frontmatter block of SKILL.md."""
+
+    open_line: int  # line of the opening ``---`` (always 1)
+    close_line: int | None  # line of the closing ``---``; None when unclosed
+    text: str  # the YAML between the delimiters
+    open_trailing_ws: bool = False  # ``--- `` on the opening line
+    close_trailing_ws: bool = False
+    root: Node | None = None  # None when the YAML did not parse or is empty
+    error: tuple[str, Span] | None = None  # YAML syntax error
+    too_complex: str | None = None  # a bound was hit (size, alias expansion, depth)
+    fields: dict[str, tuple[Node, Node]] = field(default_factory=dict)  # last occurrence wins
+    duplicates: list[tuple[Node, Node, Node]] = field(default_factory=list)  # (key, value, earlier key)
+    issues: list[YamlIssue] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)  # plain Python values (PyYAML typing)
+
+    def key(self, name: str) -> Node | None:
+        pair = self.fields.get(name)
+        return pair[0] if pair else None
+
+    def node(self, name: str) -> Node | None:
+        pair = self.fields.get(name)
+        return pair[1] if pair else None
+
+
+@dataclass
+class TextIssue:
+    """A decoding or line-ending observation about a file's bytes."""
+
+    kind: Literal["bom", "utf16", "utf32", "invalid-utf8", "crlf", "cr", "nul"]
+    span: Span
+    detail: str
+    byte_start: int = 0
+    byte_end: int = 0
+
+
+@dataclass
+class Document:
+    """SKILL.md read and split: bytes, text, frontmatter and body."""
+
+    path: Path
+    raw: bytes
+    text: str  # decoded (BOM removed, invalid bytes replaced)
+    lines: list[str]  # text split on line breaks, without the breaks
+    text_issues: list[TextIssue]
+    frontmatter: Frontmatter | None
+    body: str
+    body_line: int  # line on which the body starts
+    truncated: bool = False  # the file was larger than the read bound
+    size: int = 0  # real size on disk
+
+
+FileKind = Literal["file", "dir", "symlink", "fifo", "socket", "device", "other"]
+
+
+@dataclass
+class SkillFile:
+    """One entry under a skill directory (found by a walk that never follows links)."""
+
+    path: Path  # absolute
+    rel: str  # POSIX path relative to the skill root
+    kind: FileKind
+    size: int = 0
+    mode: int = 0
+    link_target: str | None = None  # for symlinks: what the link says
+
+
+@dataclass
+class Skill:
+    """A skill directory as loaded: what every rule, the catalog and the packer read."""
+
+    root: Path  # absolute path of the skill directory (as given, links not resolved)
+    display_root: str  # how paths are shown (relative to cwd when possible)
+    skill_md: Path | None  # absolute path of SKILL.md (or the wrong-case variant)
+    doc: Document | None  # None when SKILL.md could not be read
+    read_error: str | None = None  # why SKILL.md could not be read
+    files: list[SkillFile] = field(default_factory=list)
+    walk_errors: list[tuple[Path, str]] = field(default_factory=list)
+
+    @property
+    def dir_name(self) -> str:
+        return self.root.name
+
+    @property
+    def name(self) -> str | None:
+        """The declared name when it is a string, else None."""
+        fm = self.doc.frontmatter if self.doc else None
+        value = fm.values.get("name") if fm else None
+        return value.strip() if isinstance(value, str) else None
+
+    @property
+    def description(self) -> str | None:
+        fm = self.doc.frontmatter if self.doc else None
+        value = fm.values.get("description") if fm else None
+        return value if isinstance(value, str) else None

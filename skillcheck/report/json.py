@@ -1,0 +1,66 @@
+"""The JSON report: stable, documented by schemas/report.schema.json."""
+
+from __future__ import annotations
+
+import json
+
+from skillcheck import __version__
+from skillcheck.model import Diagnostic, Severity
+from skillcheck.report import ReportOptions, rel
+
+REPORT_VERSION = 1
+
+
+def diagnostic_dict(diag: Diagnostic, options: ReportOptions) -> dict:
+    return {
+        "code": diag.code,
+        "slug": diag.slug,
+        "severity": str(diag.severity),
+        "message": diag.message,
+        "path": rel(diag.path, options.cwd),
+        "line": diag.line,
+        "column": diag.column,
+        "end_line": diag.end_line,
+        "end_column": diag.end_column,
+        "targets": list(diag.targets),
+        "skill": rel(diag.skill, options.cwd) if diag.skill is not None else None,
+        "help": diag.help,
+        "fix": None if diag.fix is None else {"description": diag.fix.description},
+    }
+
+
+def document(result, options: ReportOptions) -> dict:
+    counts = result.counts()
+    per_skill: dict = {}
+    for diag in result.diagnostics:
+        if diag.skill is not None:
+            per_skill.setdefault(diag.skill, dict.fromkeys(("error", "warning", "info"), 0))
+            per_skill[diag.skill][str(diag.severity)] += 1
+    skills = []
+    for skill in result.skills:
+        skills.append(
+            {
+                "path": rel(skill.root, options.cwd),
+                "name": skill.name,
+                "outcomes": {t: str(o) for t, o in result.outcomes[skill.root].items()},
+                "counts": per_skill.get(skill.root, dict.fromkeys(("error", "warning", "info"), 0)),
+            }
+        )
+    return {
+        "version": REPORT_VERSION,
+        "tool": {"name": "skillcheck", "version": __version__},
+        "targets": list(result.targets),
+        "skills": skills,
+        "diagnostics": [diagnostic_dict(d, options) for d in result.diagnostics],
+        "summary": {
+            "skills": len(result.skills),
+            "errors": counts[Severity.ERROR],
+            "warnings": counts[Severity.WARNING],
+            "info": counts[Severity.INFO],
+            "fixable": sum(1 for d in result.diagnostics if d.fix is not None),
+        },
+    }
+
+
+def render(result, options: ReportOptions) -> str:
+    return json.dumps(document(result, options), indent=2, ensure_ascii=False) + "\n"

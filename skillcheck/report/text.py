@@ -1,0 +1,114 @@
+"""Human output in the manner of ruff: location, code, message, excerpt with a caret, help."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillcheck.model import Diagnostic, Severity
+from skillcheck.report import ReportOptions, rel, safe
+
+_COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+MAX_EXCERPT = 160
+
+
+def _paint(text: str, code: str, on: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if on else text
+
+
+def _line_of(path: Path, line: int, cache: dict[Path, list[str] | None], result) -> str | None:
+    if path not in cache:
+        lines = None
+        for skill in result.skills:
+            if skill.doc is not None and skill.doc.path == path:
+                lines = skill.doc.lines
+                break
+        cache[path] = lines
+    lines = cache[path]
+    if lines is None or not 1 <= line <= len(lines):
+        return None
+    return lines[line - 1]
+
+
+def _excerpt(diag: Diagnostic, source: str, color: bool) -> list[str]:
+    number = str(diag.line)
+    pad = " " * len(number)
+    shown = source.expandtabs(1)
+    start = max(diag.column - 1, 0)
+    offset = 0
+    if len(shown) > MAX_EXCERPT:  # keep the caret in view on long lines
+        offset = max(0, start - MAX_EXCERPT // 2)
+        shown = ("…" if offset else "") + shown[offset : offset + MAX_EXCERPT] + "…"
+        start = start - offset + (1 if offset else 0)
+    width = 1
+    if diag.end_line == diag.line and diag.end_column > diag.column:
+        width = diag.end_column - diag.column
+    width = max(1, min(width, len(shown) - start + 1))
+    caret = " " * start + "^" * width
+    return [
+        f"{pad} |",
+        f"{number} | {safe(shown)}",
+        f"{pad} | {_paint(caret, _COLORS[diag.severity], color)}",
+    ]
+
+
+def render(result, options: ReportOptions) -> str:
+    out: list[str] = []
+    cache: dict[Path, list[str] | None] = {}
+    color = options.color
+    for diag in result.diagnostics:
+        where = f"{safe(rel(diag.path, options.cwd))}:{diag.line}:{diag.column}:"
+        severity = _paint(f"[{diag.severity}]", _COLORS[diag.severity], color)
+        code = _paint(diag.code, "1", color)
+        out.append(f"{_paint(where, '1', color)} {code} {severity} {safe(diag.message)}"
+                   f" ({diag.slug})")
+        if options.quiet:
+            continue
+        source = _line_of(diag.path, diag.line, cache, result)
+        if source is not None:
+            out.extend(_excerpt(diag, source, color))
+        if diag.help:
+            out.append(f"  = help: {safe(diag.help)}")
+        if diag.targets and diag.targets != ("agentskills",):
+            out.append(f"  = targets: {', '.join(diag.targets)}")
+        out.append("")
+    if options.statistics:
+        out.extend(_statistics(result))
+    if not options.quiet:
+        out.append(summary(result, options))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _statistics(result) -> list[str]:
+    counts: dict[tuple[str, str], int] = {}
+    for diag in result.diagnostics:
+        key = (diag.code, diag.slug)
+        counts[key] = counts.get(key, 0) + 1
+    lines = [f"{n:5d}  {code}  {slug}" for (code, slug), n in
+             sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    extra = getattr(result, "statistics_table", None)
+    if extra:
+        lines.extend(["", *extra()])
+    return [*lines, ""] if lines else []
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def summary(result, options: ReportOptions) -> str:
+    counts = result.counts()
+    skills = _plural(len(result.skills), "skill")
+    if not result.diagnostics:
+        return f"All checks passed: {skills}."
+    parts = []
+    for severity, word in ((Severity.ERROR, "error"), (Severity.WARNING, "warning"),
+                           (Severity.INFO, "info")):
+        if counts[severity]:
+            parts.append(_plural(counts[severity], word) if word != "info" else
+                         f"{counts[severity]} info")
+    text = "Found " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1
+                       else parts[0]) + f" in {skills}"
+    fixable = sum(1 for d in result.diagnostics if d.fix is not None)
+    if fixable and options.fix_hint:
+        text += f"; {fixable} fixable with --fix"
+    return text + "."

@@ -1,0 +1,68 @@
+"""The rule registry: every rule, in code order.
+
+One registry feeds `skillcheck rules`, `skillcheck rule CODE`, SARIF rule metadata and the
+README table. Family modules register their rules on import.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from skillcheck.rules.base import Context, Rule, registry, rule
+
+__all__ = ["FAMILIES", "Context", "Rule", "all_rules", "get_rule", "resolve_selector", "rule"]
+
+# module name -> family title, in code order
+FAMILIES: dict[str, str] = {
+    "structure": "SK1xx file and frontmatter structure",
+    "name": "SK2xx name",
+    "description": "SK3xx description",
+    "fields": "SK4xx other fields",
+    "references": "SK5xx references and files",
+    "budgets": "SK6xx budgets",
+    "security": "SK7xx security and hygiene",
+    "collection": "SK8xx collection",
+    "encoding": "SK9xx encoding and portability",
+}
+
+_loaded = False
+
+
+def all_rules() -> list[Rule]:
+    global _loaded
+    if not _loaded:
+        for module in FAMILIES:
+            try:
+                importlib.import_module(f"skillcheck.rules.{module}")
+            except ModuleNotFoundError as exc:
+                # a family not written yet; any other missing module is a real error
+                if exc.name != f"skillcheck.rules.{module}":
+                    raise
+        _loaded = True
+    return [registry()[code] for code in sorted(registry())]
+
+
+def get_rule(code_or_slug: str) -> Rule | None:
+    key = code_or_slug.strip()
+    for r in all_rules():
+        if r.code.lower() == key.lower() or r.slug == key.lower():
+            return r
+    return None
+
+
+def resolve_selector(selector: str) -> list[Rule]:
+    """Rules named by a code, a code prefix (``SK2``, ``SK20``), a slug, or ``ALL``.
+
+    Raises ValueError for a selector that names no rule.
+    """
+    key = selector.strip()
+    rules = all_rules()
+    if key.upper() == "ALL":
+        return rules
+    exact = get_rule(key)
+    if exact is not None:
+        return [exact]
+    prefix = [r for r in rules if r.code.upper().startswith(key.upper())]
+    if prefix and key.upper().startswith("SK"):
+        return prefix
+    raise ValueError(f"unknown rule or prefix {selector!r} (see `skillcheck rules`)")

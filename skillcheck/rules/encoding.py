@@ -1,0 +1,128 @@
+"""SK9xx: encoding and line endings of SKILL.md."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from skillcheck.model import Finding, Impact, Outcome, Severity, Skill
+from skillcheck.rules.base import Context, rule
+from skillcheck.targets import every, impact, where
+
+
+@rule(
+    "SK901",
+    "byte-order-mark",
+    Severity.WARNING,
+    "SKILL.md starts with a UTF-8 byte order mark.",
+    what="""
+        Reports a UTF-8 BOM (`EF BB BF`) at the start of SKILL.md, as some Windows editors
+        write it.
+    """,
+    why="""
+        With a BOM the first line is no longer exactly `---`: Claude Code before 2.1.239
+        silently ignored such a skill, claude.ai and skills-ref report a missing frontmatter,
+        and Codex rejects it.
+    """,
+    bad="""
+        \\ufeff---
+        name: pdf-tools
+    """,
+    good="""
+        ---
+        name: pdf-tools
+    """,
+    fixable=True,
+)
+def byte_order_mark(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    doc = skill.doc
+    if doc is None:
+        return
+    for issue in doc.text_issues:
+        if issue.kind == "bom":
+            select = where(lambda t: t.bom if t.bom is not Outcome.OK else None)
+            select["agentskills"] = Impact(Outcome.DEGRADED, Severity.WARNING)
+            yield Finding(
+                "SKILL.md starts with a UTF-8 byte order mark; save it as UTF-8 without BOM",
+                span=issue.span,
+                impact=select,
+            )
+
+
+@rule(
+    "SK902",
+    "line-endings",
+    Severity.WARNING,
+    "SKILL.md uses CRLF or CR line endings.",
+    what="""
+        Reports Windows (CRLF) or old Mac (lone CR) line endings in SKILL.md, at the first one.
+    """,
+    why="""
+        claude.ai and `package_skill.py` match the frontmatter with `^---\\n`, which CRLF
+        defeats, so the upload fails with "no frontmatter"; lone CRs are not line breaks to
+        CommonMark renderers. LF reads the same everywhere.
+    """,
+    bad="""
+        ---\\r\\n
+        name: pdf-tools\\r\\n
+    """,
+    good="""
+        ---\\n
+        name: pdf-tools\\n
+    """,
+    fixable=True,
+)
+def line_endings(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    doc = skill.doc
+    if doc is None:
+        return
+    for issue in doc.text_issues:
+        if issue.kind in ("crlf", "cr"):
+            select = where(lambda t: t.crlf if t.crlf is not Outcome.OK else None)
+            select["agentskills"] = Impact(Outcome.OK, Severity.WARNING)
+            yield Finding(
+                f"SKILL.md has {issue.detail}; convert it to LF (git: * text=auto eol=lf)",
+                span=issue.span,
+                impact=select,
+            )
+
+
+@rule(
+    "SK903",
+    "encoding",
+    Severity.ERROR,
+    "SKILL.md is not valid UTF-8.",
+    what="""
+        Reports SKILL.md files in UTF-16 or UTF-32 (with or without a BOM), invalid UTF-8 byte
+        sequences (at the first one) and NUL bytes. skillcheck decodes with replacement
+        characters and goes on checking.
+    """,
+    why="""
+        The specification's loaders read UTF-8: skills-ref crashes on other bytes, Codex
+        (`read_to_string`) and claude.ai (`read_text`) reject the file, and a UTF-16 file has
+        no `---` line that any of them can see.
+    """,
+    bad="""
+        SKILL.md saved as "UTF-16 LE" by an editor, or containing a Latin-1 byte 0xE9.
+    """,
+    good="""
+        SKILL.md saved as UTF-8.
+    """,
+)
+def encoding(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    doc = skill.doc
+    if doc is None:
+        return
+    for issue in doc.text_issues:
+        if issue.kind in ("utf16", "utf32"):
+            message = f"SKILL.md is encoded as {issue.detail}; save it as UTF-8"
+        elif issue.kind == "invalid-utf8":
+            message = f"{issue.detail}: SKILL.md is not valid UTF-8; save it as UTF-8"
+        elif issue.kind == "nul":
+            message = "NUL byte in SKILL.md; it is binary to most tools, remove it"
+        else:
+            continue
+        yield Finding(
+            message,
+            span=issue.span,
+            impact=every(Outcome.REJECTED, {"openskills": impact(Outcome.DEGRADED)}),
+        )

@@ -1,0 +1,377 @@
+"""SK2xx: the `name` field."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+from skillcheck.model import Finding, Frontmatter, Impact, Node, Outcome, Severity, Skill, Span
+from skillcheck.rules.base import Context, key_span, rule, usable_frontmatter, value_span
+from skillcheck.targets import TARGETS, Target, impact, impacts, titles
+
+_ASCII_NAME = re.compile(r"[a-z0-9-]+")
+_BAD_ASCII = re.compile(r"[^a-z0-9-]")
+
+
+def _name(skill: Skill) -> tuple[Frontmatter, Node, str] | None:
+    """The frontmatter, the name node and its text, when the name is a usable scalar."""
+    fm = usable_frontmatter(skill)
+    node = fm.node("name") if fm else None
+    if fm is None or node is None:
+        return None
+    node = node.resolved()
+    if node.kind != "scalar" or node.tag == "null" or not node.value.strip():
+        return None
+    return fm, node, node.value
+
+
+def _charset(target: Target, ctx: Context) -> str:
+    if target.name == "agentskills" and ctx.option("name-charset", "ascii") == "unicode":
+        return "nfkc-alnum"
+    return target.name_charset
+
+
+@rule(
+    "SK201",
+    "name-missing",
+    Severity.ERROR,
+    "The frontmatter has no `name`, or it is empty.",
+    what="""
+        Checks that the frontmatter has a non-empty `name`.
+    """,
+    why="""
+        The specification requires `name`. skills-ref, claude.ai and Cursor reject a skill
+        without one and Copilot silently drops it; Claude Code, Codex and OpenSkills fall back
+        to the directory name.
+    """,
+    bad="""
+        ---
+        description: Extracts text from PDF files.
+        ---
+    """,
+    good="""
+        ---
+        name: pdf-tools
+        description: Extracts text from PDF files.
+        ---
+    """,
+)
+def name_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    fm = usable_frontmatter(skill)
+    if fm is None:
+        return
+    node = fm.node("name")
+    select = {t.name: t.bad_name if t.name_required else None for t in TARGETS.values()}
+    select = {k: (v if v is not Outcome.OK else Outcome.REJECTED) for k, v in select.items()
+              if v is not None}
+    hint = f"add 'name: {skill.dir_name}'"
+    if node is None:
+        yield Finding(
+            f"the frontmatter has no 'name'; {hint}",
+            span=Span(fm.key("description").span.start, fm.key("description").span.end)
+            if fm.key("description") else key_span(fm, "name"),
+            impact=impacts(select),
+        )
+        return
+    node = node.resolved()
+    if node.kind == "scalar" and (node.tag == "null" or not node.value.strip()):
+        yield Finding(
+            f"'name' is empty; {hint}", span=key_span(fm, "name"), impact=impacts(select)
+        )
+
+
+@rule(
+    "SK202",
+    "name-not-string",
+    Severity.ERROR,
+    "`name` is a list or a mapping, not a string.",
+    what="""
+        Checks that `name` is a single scalar value.
+    """,
+    why="""
+        Every loader expects the name as text; a list or mapping is rejected by skills-ref,
+        claude.ai and Codex.
+    """,
+    bad="""
+        ---
+        name: [pdf-tools]
+        ---
+    """,
+    good="""
+        ---
+        name: pdf-tools
+        ---
+    """,
+)
+def name_not_string(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    fm = usable_frontmatter(skill)
+    node = fm.node("name") if fm else None
+    if node is None or node.resolved().kind == "scalar":
+        return
+    yield Finding(
+        f"'name' is a {node.resolved().kind}; write it as one plain value such as"
+        f" 'name: {skill.dir_name}'",
+        span=node.span,
+        impact=impacts({t.name: Outcome.REJECTED for t in TARGETS.values()
+                        if t.name not in ("openskills",)}),
+    )
+
+
+@rule(
+    "SK203",
+    "name-too-long",
+    Severity.ERROR,
+    "`name` is longer than 64 characters.",
+    what="""
+        Checks that `name` has at most 64 characters (after NFKC normalisation for skills-ref).
+    """,
+    why="""
+        The specification limits names to 64 characters; skills-ref, claude.ai, Codex and
+        Copilot enforce it.
+    """,
+    bad="""
+        name: extract-text-tables-images-and-form-fields-from-pdf-documents-quickly
+    """,
+    good="""
+        name: pdf-extraction
+    """,
+)
+def name_too_long(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _name(skill)
+    if found is None:
+        return
+    _fm, node, value = found
+    select = {}
+    for t in TARGETS.values():
+        if t.name_max is None:
+            continue
+        text = unicodedata.normalize("NFKC", value.strip()) if t.all_strings else value.strip()
+        if t.name == "codex":
+            text = " ".join(value.split())
+        if len(text) > t.name_max:
+            select[t.name] = t.bad_name if t.bad_name is not Outcome.OK else Outcome.REJECTED
+    if select:
+        yield Finding(
+            f"name {value.strip()[:30]!r}... is {len(value.strip())} characters; the limit is 64",
+            span=value_span(node),
+            impact=impacts(select),
+        )
+
+
+def _charset_problem(value: str, charset: str) -> str | None:
+    """What is wrong with the characters of ``value`` under a charset rule, or None."""
+    if charset == "ascii":
+        if _ASCII_NAME.fullmatch(value):
+            return None
+        bad = sorted(set(_BAD_ASCII.findall(value)))
+        if any(c.isupper() for c in bad) and all(c.isalpha() and c.isascii() for c in bad):
+            return "contains upper-case letters"
+        return "contains " + ", ".join(repr(c) for c in bad[:5])
+    if charset == "nfkc-alnum":
+        norm = unicodedata.normalize("NFKC", value.strip())
+        if norm != norm.lower():
+            return "contains upper-case letters"
+        bad = sorted({c for c in norm if not (c.isalnum() or c == "-")})
+        if bad:
+            return "contains " + ", ".join(repr(c) for c in bad[:5])
+    return None
+
+
+@rule(
+    "SK204",
+    "name-charset",
+    Severity.ERROR,
+    "`name` has characters other than lower-case letters, digits and hyphens.",
+    what="""
+        Checks the characters of `name`: by default lower-case ASCII letters, digits and
+        hyphens (`[a-z0-9-]`). With `name-charset = "unicode"` the `agentskills` target
+        follows skills-ref instead: any lower-case Unicode letter or digit after NFKC.
+    """,
+    why="""
+        VS Code/Copilot silently drops a skill whose name contains `.`, `/`, `:`, spaces or
+        capitals; claude.ai accepts only `^[a-z0-9-]+$`; skills-ref accepts lower-case Unicode
+        letters. Portable names are lower-case ASCII.
+    """,
+    bad="""
+        name: PDF.Tools
+    """,
+    good="""
+        name: pdf-tools
+    """,
+    options="""
+        `name-charset`: `ascii` (default) or `unicode` (the skills-ref rule: NFKC, lower case,
+        `str.isalnum()` or `-`), for the `agentskills` target.
+    """,
+)
+def name_charset(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _name(skill)
+    if found is None:
+        return
+    _fm, node, value = found
+    select: dict[str, Outcome] = {}
+    problems: dict[str, str] = {}
+    for t in TARGETS.values():
+        charset = _charset(t, ctx)
+        if charset == "none":
+            continue
+        text = value.strip() if charset == "nfkc-alnum" else value
+        problem = _charset_problem(text, charset)
+        if problem:
+            select[t.name] = t.bad_name if t.bad_name is not Outcome.OK else Outcome.REJECTED
+            problems[t.name] = problem
+    if not select:
+        return
+    active = [t for t in ctx.targets if t in select]
+    problem = problems[active[0]] if active else next(iter(problems.values()))
+    dropped = [t for t in active if select[t] is Outcome.DROPPED]
+    message = f"name {value!r} {problem}; use lower-case letters, digits and hyphens"
+    if dropped:
+        message += f" ({titles(dropped)} silently drops the skill)"
+    suggestion = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]+", "-", value.lower())).strip("-")
+    yield Finding(
+        message,
+        span=value_span(node),
+        impact=impacts(select),
+        help=f"name: {suggestion}" if suggestion else None,
+    )
+
+
+@rule(
+    "SK205",
+    "name-hyphens",
+    Severity.ERROR,
+    "`name` starts or ends with a hyphen, or has `--`.",
+    what="""
+        Checks that `name` does not start or end with `-` and has no consecutive hyphens.
+    """,
+    why="""
+        The specification forbids leading, trailing and doubled hyphens; skills-ref, claude.ai
+        and Copilot enforce it.
+    """,
+    bad="""
+        name: -pdf--tools-
+    """,
+    good="""
+        name: pdf-tools
+    """,
+)
+def name_hyphens(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _name(skill)
+    if found is None:
+        return
+    _fm, node, value = found
+    text = value.strip()
+    problems = []
+    if text.startswith("-") or text.endswith("-"):
+        problems.append("starts or ends with a hyphen")
+    if "--" in text:
+        problems.append("contains '--'")
+    if not problems:
+        return
+    select = {t.name: (t.bad_name if t.bad_name is not Outcome.OK else Outcome.REJECTED)
+              for t in TARGETS.values() if t.name_charset != "none"}
+    yield Finding(
+        f"name {value!r} {' and '.join(problems)}; use single hyphens between words",
+        span=value_span(node),
+        impact=impacts(select),
+        help="name: " + re.sub(r"-{2,}", "-", text).strip("-"),
+    )
+
+
+@rule(
+    "SK206",
+    "name-directory-mismatch",
+    Severity.ERROR,
+    "`name` differs from the skill's directory name.",
+    what="""
+        Checks that `name` equals the name of the directory that holds SKILL.md (the directory
+        as found, so a symlinked skill directory is compared by the link's name; NFKC for
+        skills-ref).
+    """,
+    why="""
+        The commonest hard error in public skills (~10%). The specification requires the match;
+        skills-ref and claude.ai reject a mismatch, Copilot silently fails to load the skill,
+        and runtimes that key skills by directory (Claude Code's slash command, OpenSkills)
+        show a different name from the one the description promises.
+    """,
+    bad="""
+        skills/pdf/SKILL.md:
+          name: pdf-tools
+    """,
+    good="""
+        skills/pdf-tools/SKILL.md:
+          name: pdf-tools
+    """,
+)
+def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _name(skill)
+    if found is None:
+        return
+    _fm, node, value = found
+    directory = skill.dir_name
+    select: dict[str, Outcome] = {}
+    for t in TARGETS.values():
+        if t.name_dir_mismatch is Outcome.OK:
+            continue
+        if t.all_strings:
+            same = unicodedata.normalize("NFKC", directory) == unicodedata.normalize(
+                "NFKC", value.strip()
+            )
+        else:
+            same = directory == value.strip()
+        if not same:
+            select[t.name] = t.name_dir_mismatch
+    if not select:
+        return
+    yield Finding(
+        f"name {value.strip()!r} does not match the directory name {directory!r}; rename one"
+        " to match the other",
+        span=value_span(node),
+        impact=impacts(select),
+        help=f"name: {directory}",
+    )
+
+
+@rule(
+    "SK207",
+    "name-reserved",
+    Severity.ERROR,
+    "`name` uses a word or folder name a runtime reserves.",
+    what="""
+        Reports names containing the reserved words `anthropic` or `claude` (claude.ai and the
+        Skills API), and skill directories named `synced`, which Claude Code reserves.
+    """,
+    why="""
+        claude.ai rejects uploads whose name contains a reserved word; Claude Code uses the
+        `synced` folder for its own skills.
+    """,
+    bad="""
+        name: claude-pdf-helper
+    """,
+    good="""
+        name: pdf-helper
+    """,
+)
+def name_reserved(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _name(skill)
+    if found is not None:
+        _fm, node, value = found
+        for t in TARGETS.values():
+            for word in t.reserved_words:
+                index = value.lower().find(word)
+                if index >= 0:
+                    yield Finding(
+                        f"name {value!r} contains the reserved word {word!r}; {t.title} rejects"
+                        " it",
+                        span=value_span(node, index, len(word)),
+                        impact={t.name: impact(Outcome.REJECTED)},
+                    )
+                    break
+    if skill.dir_name == "synced":
+        fm = usable_frontmatter(skill)
+        yield Finding(
+            "the directory name 'synced' is reserved by Claude Code; rename the skill",
+            span=value_span(found[1]) if found else key_span(fm, "name") if fm else Span.at(1, 1),
+            impact={"claude-code": Impact(Outcome.DROPPED, Severity.ERROR)},
+        )

@@ -1,0 +1,246 @@
+"""Runtime profiles: what each loader knows and how it reacts, as data.
+
+Facts come from ../shared/reference/RUNTIMES.md (the spec, skills-ref, Anthropic's
+validators, Claude Code, Codex, Copilot/VS Code, Cursor, OpenSkills). Rules read these
+profiles to decide who breaks and how; no rule hard-codes a runtime's behaviour that
+belongs here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from skillcheck.model import Impact, Outcome, Severity
+
+SPEC_FIELDS = frozenset(
+    {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+)
+
+CLAUDE_CODE_FIELDS = frozenset(
+    {
+        "when_to_use",
+        "argument-hint",
+        "arguments",
+        "disable-model-invocation",
+        "user-invocable",
+        "disallowed-tools",
+        "model",
+        "effort",
+        "context",
+        "agent",
+        "background",
+        "hooks",
+        "paths",
+        "shell",
+        "version",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    title: str  # how messages name the runtime
+    known_fields: frozenset[str]
+    # what the loader does with a key it does not know
+    unknown_field: Outcome = Outcome.OK
+    name_required: bool = True
+    description_required: bool = True
+    # how the loader treats a bad name: charset, hyphens, length
+    name_charset: str = "ascii"  # "ascii", "nfkc-alnum" (skills-ref), "none"
+    bad_name: Outcome = Outcome.REJECTED
+    name_dir_mismatch: Outcome = Outcome.REJECTED
+    name_max: int | None = 64
+    description_max: int | None = 1024
+    compatibility_max: int | None = 500
+    # values must be YAML strings (a strict loader rejects `name: 123`, `description: yes`)
+    string_types: bool = False
+    # the loader parses YAML so that every scalar is a string (strictyaml)
+    all_strings: bool = False
+    # YAML constructs the loader refuses (flow collections, anchors/aliases, tags, duplicates)
+    strict_yaml: bool = False
+    angle_brackets: Outcome = Outcome.OK  # `<`/`>` in the description
+    reserved_words: tuple[str, ...] = ()
+    # the listing truncates description + when_to_use at this many characters
+    listing_max: int | None = None
+    # the description is read with a line regex, not YAML (block scalars show as `|`)
+    regex_description: bool = False
+    bom: Outcome = Outcome.OK  # a UTF-8 BOM before the frontmatter
+    crlf: Outcome = Outcome.OK  # CRLF line endings around the frontmatter
+    malformed_yaml: Outcome = Outcome.REJECTED
+    # boolean fields that take true/false (and, for Claude Code, yes/no/on/off/1/0)
+    boolean_fields: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+TARGETS: dict[str, Target] = {
+    t.name: t
+    for t in (
+        Target(
+            name="agentskills",
+            title="the Agent Skills specification",
+            known_fields=SPEC_FIELDS,
+            unknown_field=Outcome.DEGRADED,
+            name_dir_mismatch=Outcome.DEGRADED,  # client guide: warn and load
+        ),
+        Target(
+            name="skills-ref",
+            title="skills-ref",
+            known_fields=SPEC_FIELDS,
+            unknown_field=Outcome.REJECTED,
+            name_charset="nfkc-alnum",
+            all_strings=True,
+            strict_yaml=True,
+            bom=Outcome.REJECTED,
+        ),
+        Target(
+            name="claude-code",
+            title="Claude Code",
+            known_fields=SPEC_FIELDS | CLAUDE_CODE_FIELDS,
+            name_required=False,
+            description_required=False,  # falls back to the first paragraph
+            name_charset="none",
+            bad_name=Outcome.OK,
+            name_dir_mismatch=Outcome.OK,  # the command comes from the directory name
+            name_max=None,
+            description_max=None,
+            compatibility_max=None,
+            listing_max=1536,
+            bom=Outcome.DROPPED,  # before 2.1.239 a BOM made the skill silently ignored
+            malformed_yaml=Outcome.DEGRADED,  # body loads with empty metadata
+            boolean_fields=frozenset({"disable-model-invocation", "user-invocable", "background"}),
+        ),
+        Target(
+            name="claude-api",
+            title="claude.ai / the Anthropic Skills API",
+            known_fields=SPEC_FIELDS,
+            unknown_field=Outcome.REJECTED,
+            string_types=True,
+            angle_brackets=Outcome.REJECTED,
+            reserved_words=("anthropic", "claude"),
+            bom=Outcome.REJECTED,
+            crlf=Outcome.REJECTED,  # package_skill.py matches ^---\n(.*?)\n---
+        ),
+        Target(
+            name="codex",
+            title="Codex",
+            known_fields=SPEC_FIELDS,
+            unknown_field=Outcome.OK,  # serde ignores unknown keys
+            name_required=False,  # falls back to the directory name
+            name_charset="none",
+            bad_name=Outcome.OK,
+            name_dir_mismatch=Outcome.OK,
+            compatibility_max=None,
+            bom=Outcome.REJECTED,  # the first line must be `---` after trim; U+FEFF is no space
+        ),
+        Target(
+            name="copilot",
+            title="VS Code / GitHub Copilot",
+            known_fields=SPEC_FIELDS
+            | {"argument-hint", "user-invocable", "disable-model-invocation", "context"},
+            unknown_field=Outcome.OK,
+            bad_name=Outcome.DROPPED,  # other characters make the skill silently fail to load
+            name_dir_mismatch=Outcome.DROPPED,
+            compatibility_max=None,
+            boolean_fields=frozenset({"user-invocable", "disable-model-invocation"}),
+        ),
+        Target(
+            name="cursor",
+            title="Cursor",
+            known_fields=SPEC_FIELDS | {"disable-model-invocation"},
+            unknown_field=Outcome.OK,
+            bad_name=Outcome.DEGRADED,  # documented second-hand: treated as lenient
+            name_dir_mismatch=Outcome.DEGRADED,
+            compatibility_max=None,
+            boolean_fields=frozenset({"disable-model-invocation"}),
+        ),
+        Target(
+            name="openskills",
+            title="OpenSkills",
+            known_fields=SPEC_FIELDS,
+            unknown_field=Outcome.OK,
+            name_required=False,  # the skill name is the directory name
+            name_charset="none",
+            bad_name=Outcome.OK,
+            name_dir_mismatch=Outcome.DEGRADED,  # listed under the directory's name
+            name_max=None,
+            description_max=None,
+            compatibility_max=None,
+            regex_description=True,
+            malformed_yaml=Outcome.OK,  # reads the description with a regex, not YAML
+        ),
+    )
+}
+
+DEFAULT_TARGETS: tuple[str, ...] = ("agentskills",)
+
+
+def parse_targets(value: str | list[str]) -> tuple[str, ...]:
+    """Turn ``"a,b"`` / ``["a", "b"]`` / ``"all"`` into target names; raise ValueError."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names: list[str] = []
+    for raw in items:
+        item = raw.strip()
+        if not item:
+            continue
+        if item == "all":
+            names.extend(TARGETS)
+            continue
+        if item not in TARGETS:
+            known = ", ".join([*TARGETS, "all"])
+            raise ValueError(f"unknown target {item!r}; known targets: {known}")
+        names.append(item)
+    if not names:
+        raise ValueError("no target given")
+    return tuple(dict.fromkeys(names))
+
+
+_SEVERITY_OF = {
+    Outcome.OK: Severity.WARNING,
+    Outcome.DEGRADED: Severity.WARNING,
+    Outcome.REJECTED: Severity.ERROR,
+    Outcome.DROPPED: Severity.ERROR,
+}
+
+
+def impact(outcome: Outcome, severity: Severity | None = None) -> Impact:
+    """An Impact whose severity follows the outcome unless given."""
+    return Impact(outcome, severity if severity is not None else _SEVERITY_OF[outcome])
+
+
+def impacts(
+    select: dict[str, Outcome | Impact | None],
+) -> dict[str, Impact]:
+    """Build a finding's impact map, leaving out targets that are not affected (None)."""
+    out: dict[str, Impact] = {}
+    for name, value in select.items():
+        if value is None:
+            continue
+        out[name] = value if isinstance(value, Impact) else impact(value)
+    return out
+
+
+def every(
+    outcome: Outcome | Impact | None,
+    overrides: dict[str, Outcome | Impact | None] | None = None,
+) -> dict[str, Impact]:
+    """The same impact on every target, except where ``overrides`` says otherwise."""
+    select: dict[str, Outcome | Impact | None] = dict.fromkeys(TARGETS, outcome)
+    select.update(overrides or {})
+    return impacts(select)
+
+
+def where(
+    predicate: Callable[[Target], Outcome | Impact | None],
+) -> dict[str, Impact]:
+    """Impacts read off each target's profile."""
+    return impacts({name: predicate(t) for name, t in TARGETS.items()})
+
+
+def titles(names: list[str] | tuple[str, ...]) -> str:
+    """``Claude Code, Codex and Cursor`` for messages."""
+    parts = [TARGETS[n].title for n in names]
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
