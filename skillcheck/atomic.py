@@ -5,6 +5,7 @@ A reader (or a crash) sees either the old file or the new one, never half of one
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -29,8 +30,6 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise

@@ -50,8 +50,10 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         except Exception as exc:
             if os.environ.get("SKILLCHECK_DEBUG") == "1":
                 raise
-            _fail(f"internal error: {type(exc).__name__}: {exc} (set SKILLCHECK_DEBUG=1 for the"
-                  " traceback, and please report it)")
+            _fail(
+                f"internal error: {type(exc).__name__}: {exc} (set SKILLCHECK_DEBUG=1 for the"
+                " traceback, and please report it)"
+            )
 
     return wrapper
 
@@ -85,11 +87,19 @@ def common_skill_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options meaning the same on every command that reads skills (lint, catalog, pack)."""
     decorators = [
         click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
-        click.option("--config", "config_file", type=click.Path(path_type=Path),
-                     help="Read configuration from FILE instead of searching for one."),
+        click.option(
+            "--config",
+            "config_file",
+            type=click.Path(path_type=Path),
+            help="Read configuration from FILE instead of searching for one.",
+        ),
         click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
-        click.option("--target", "target", metavar="NAME[,NAME...]",
-                     help="Runtimes that load the skills (default: agentskills; 'all')."),
+        click.option(
+            "--target",
+            "target",
+            metavar="NAME[,NAME...]",
+            help="Runtimes that load the skills (default: agentskills; 'all').",
+        ),
         click.option("--quiet", "-q", is_flag=True, help="Print diagnostics only."),
     ]
     for decorator in reversed(decorators):
@@ -105,47 +115,81 @@ def _settings(config_file, isolated, target, **overrides):
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="skillcheck",
-                      message="%(prog)s %(version)s")
+@click.version_option(
+    __version__, "--version", prog_name="skillcheck", message="%(prog)s %(version)s"
+)
 def cli() -> None:
     """Lint, catalog and package Agent Skills."""
 
 
 @cli.command()
 @common_skill_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report to FILE.")
-@click.option("--select", multiple=True, metavar="CODES",
-              help="Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.")
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.",
+)
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to add.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to skip.")
 @click.option("--strict", is_flag=True, default=None, help="Fail on warnings and info too.")
 @click.option("--statistics", is_flag=True, help="Count diagnostics per rule.")
 @click.option("--no-color", is_flag=True, help="Never colour the output.")
 @handle_errors
-def lint(paths, config_file, isolated, target, quiet, fmt, output, select, extend_select, ignore,
-         strict, statistics, no_color) -> None:
+def lint(
+    paths,
+    config_file,
+    isolated,
+    target,
+    quiet,
+    fmt,
+    output,
+    select,
+    extend_select,
+    ignore,
+    strict,
+    statistics,
+    no_color,
+) -> None:
     """Check skills for spec conformance and runtime compatibility."""
     from skillcheck.lint import lint as run_lint
     from skillcheck.report import ReportOptions, render
 
-    settings = _settings(config_file, isolated, target, select=_split(select),
-                         extend_select=_split(extend_select), ignore=_split(ignore),
-                         strict=strict)
+    settings = _settings(
+        config_file,
+        isolated,
+        target,
+        select=_split(select),
+        extend_select=_split(extend_select),
+        ignore=_split(ignore),
+        strict=strict,
+    )
     result = run_lint(list(paths) or [Path(".")], settings)
     if not result.skills and not result.diagnostics and fmt == "text":
-        click.echo("skillcheck: warning: no skills found (a skill is a directory with a"
-                   " SKILL.md)", err=True)
-    options = ReportOptions(cwd=Path.cwd(), color=_use_color(no_color, output), quiet=quiet,
-                            statistics=statistics)
+        click.echo(
+            "skillcheck: warning: no skills found (a skill is a directory with a SKILL.md)",
+            err=True,
+        )
+    options = ReportOptions(
+        cwd=Path.cwd(), color=_use_color(no_color, output), quiet=quiet, statistics=statistics
+    )
     _emit(render(fmt, result, options), output)
     sys.exit(EXIT_FINDINGS if result.failed(settings.strict) else EXIT_CLEAN)
 
 
 @cli.command("rules")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @handle_errors
 def rules_command(fmt: str) -> None:
     """List every rule."""

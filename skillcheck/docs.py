@@ -11,7 +11,7 @@ def rules_table() -> str:
     lines = []
     for rule in all_rules():
         fix = " (fixable)" if rule.fixable else ""
-        lines.append(f"{rule.code}  {rule.slug:<28} {str(rule.severity):<8} {rule.summary}{fix}")
+        lines.append(f"{rule.code}  {rule.slug:<28} {rule.severity!s:<8} {rule.summary}{fix}")
     return "\n".join(lines) + "\n"
 
 
@@ -35,6 +35,7 @@ def readme_table() -> str:
     rows = ["| code | slug | severity | fixable | summary |", "|---|---|---|---|---|"]
     for r in all_rules():
         summary = r.summary.replace("|", "\\|")
-        rows.append(f"| {r.code} | `{r.slug}` | {r.severity} | {'yes' if r.fixable else ''} |"
-                    f" {summary} |")
+        rows.append(
+            f"| {r.code} | `{r.slug}` | {r.severity} | {'yes' if r.fixable else ''} | {summary} |"
+        )
     return "\n".join(rows) + "\n"

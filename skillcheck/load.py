@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections import Counter
 from pathlib import Path
 
 from skillcheck.model import FileKind, Skill, SkillFile
@@ -69,6 +70,43 @@ def read_regular(path: Path, limit: int = MAX_READ) -> tuple[bytes, int]:
         os.close(fd)
 
 
+MAX_FILE_READ = 8 * 1024 * 1024
+# how many times each path was opened for reading: tests assert no file is read twice
+READ_COUNTS: Counter[str] = Counter()
+
+
+def read_file(skill: Skill, entry: SkillFile, limit: int = MAX_FILE_READ) -> bytes | None:
+    """The bytes of a regular file of the skill, read once and shared by every rule.
+
+    Returns None for anything that is not a regular file inside the skill: directories,
+    FIFOs, sockets, devices, and symlinks that dangle or leave the skill are never opened.
+    SKILL.md itself comes from the already-read document.
+    """
+    if entry.rel in skill.contents:
+        return skill.contents[entry.rel]
+    data: bytes | None = None
+    if skill.doc is not None and skill.skill_md is not None and entry.path == skill.skill_md:
+        data = skill.doc.raw
+    else:
+        target = entry.path
+        ok = entry.kind == "file"
+        if entry.kind == "symlink":
+            try:
+                resolved = entry.path.resolve(strict=True)
+                ok = is_within(resolved, skill.root.resolve()) and resolved.is_file()
+                target = resolved
+            except (OSError, RuntimeError):
+                ok = False
+        if ok:
+            try:
+                READ_COUNTS[str(target)] += 1
+                data, _size = read_regular(target, limit)
+            except OSError:
+                data = None
+    skill.contents[entry.rel] = data
+    return data
+
+
 def find_skill_md(root: Path) -> Path | None:
     """``SKILL.md`` if present (whatever it is), else a wrong-case variant such as ``skill.md``."""
     exact = root / SKILL_MD
@@ -100,8 +138,12 @@ def walk(root: Path) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
         subdirs = []
         for entry in entries:
             if len(files) >= MAX_WALK_ENTRIES:
-                errors.append((directory, f"more than {MAX_WALK_ENTRIES:,} entries; the rest"
-                               " were not checked"))
+                errors.append(
+                    (
+                        directory,
+                        f"more than {MAX_WALK_ENTRIES:,} entries; the rest were not checked",
+                    )
+                )
                 return files, errors
             rel = f"{prefix}{entry.name}"
             try:
@@ -119,8 +161,9 @@ def walk(root: Path) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
             files.append(SkillFile(Path(entry.path), rel, kind, info.st_size, info.st_mode, link))
             if kind == "dir" and entry.name not in OPAQUE_DIRS:
                 if depth + 1 >= MAX_WALK_DEPTH:
-                    errors.append((Path(entry.path), f"deeper than {MAX_WALK_DEPTH} levels; not"
-                                   " checked"))
+                    errors.append(
+                        (Path(entry.path), f"deeper than {MAX_WALK_DEPTH} levels; not checked")
+                    )
                     continue
                 subdirs.append((Path(entry.path), rel + "/", depth + 1))
         stack.extend(reversed(subdirs))
@@ -162,6 +205,7 @@ def load_skill(root: Path, display_root: str) -> Skill:
         skill.read_error = f"a {_kind_word(kind_of(info.st_mode))}, not a regular file"
         return skill
     try:
+        READ_COUNTS[str(target)] += 1
         raw, size = read_regular(target)
     except OSError as exc:
         skill.read_error = f"unreadable: {exc.strerror or exc}"

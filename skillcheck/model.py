@@ -51,7 +51,9 @@ class Span:
     end: Pos
 
     @classmethod
-    def at(cls, line: int, column: int, end_line: int | None = None, end_column: int | None = None) -> Span:
+    def at(
+        cls, line: int, column: int, end_line: int | None = None, end_column: int | None = None
+    ) -> Span:
         return cls(Pos(line, column), Pos(end_line or line, end_column or column))
 
 
@@ -188,7 +190,9 @@ class Frontmatter:
     error: tuple[str, Span] | None = None  # YAML syntax error
     too_complex: str | None = None  # a bound was hit (size, alias expansion, depth)
     fields: dict[str, tuple[Node, Node]] = field(default_factory=dict)  # last occurrence wins
-    duplicates: list[tuple[Node, Node, Node]] = field(default_factory=list)  # (key, value, earlier key)
+    duplicates: list[tuple[Node, Node, Node]] = field(
+        default_factory=list
+    )  # (key, value, earlier key)
     issues: list[YamlIssue] = field(default_factory=list)
     values: dict[str, Any] = field(default_factory=dict)  # plain Python values (PyYAML typing)
 
@@ -254,6 +258,14 @@ class Skill:
     read_error: str | None = None  # why SKILL.md could not be read
     files: list[SkillFile] = field(default_factory=list)
     walk_errors: list[tuple[Path, str]] = field(default_factory=list)
+    # file contents read so far, by rel path: every rule shares one read (load.read_file)
+    contents: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+
+    def file(self, rel: str) -> SkillFile | None:
+        for entry in self.files:
+            if entry.rel == rel:
+                return entry
+        return None
 
     @property
     def dir_name(self) -> str:

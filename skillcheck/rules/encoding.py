@@ -31,7 +31,6 @@ from skillcheck.targets import every, impact, where
         ---
         name: pdf-tools
     """,
-    fixable=True,
 )
 def byte_order_mark(skill: Skill, ctx: Context) -> Iterator[Finding]:
     doc = skill.doc
@@ -69,7 +68,6 @@ def byte_order_mark(skill: Skill, ctx: Context) -> Iterator[Finding]:
         ---\\n
         name: pdf-tools\\n
     """,
-    fixable=True,
 )
 def line_endings(skill: Skill, ctx: Context) -> Iterator[Finding]:
     doc = skill.doc

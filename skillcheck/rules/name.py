@@ -63,22 +63,24 @@ def name_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     node = fm.node("name")
     select = {t.name: t.bad_name if t.name_required else None for t in TARGETS.values()}
-    select = {k: (v if v is not Outcome.OK else Outcome.REJECTED) for k, v in select.items()
-              if v is not None}
+    select = {
+        k: (v if v is not Outcome.OK else Outcome.REJECTED)
+        for k, v in select.items()
+        if v is not None
+    }
     hint = f"add 'name: {skill.dir_name}'"
     if node is None:
         yield Finding(
             f"the frontmatter has no 'name'; {hint}",
             span=Span(fm.key("description").span.start, fm.key("description").span.end)
-            if fm.key("description") else key_span(fm, "name"),
+            if fm.key("description")
+            else key_span(fm, "name"),
             impact=impacts(select),
         )
         return
     node = node.resolved()
     if node.kind == "scalar" and (node.tag == "null" or not node.value.strip()):
-        yield Finding(
-            f"'name' is empty; {hint}", span=key_span(fm, "name"), impact=impacts(select)
-        )
+        yield Finding(f"'name' is empty; {hint}", span=key_span(fm, "name"), impact=impacts(select))
 
 
 @rule(
@@ -113,8 +115,9 @@ def name_not_string(skill: Skill, ctx: Context) -> Iterator[Finding]:
         f"'name' is a {node.resolved().kind}; write it as one plain value such as"
         f" 'name: {skill.dir_name}'",
         span=node.span,
-        impact=impacts({t.name: Outcome.REJECTED for t in TARGETS.values()
-                        if t.name not in ("openskills",)}),
+        impact=impacts(
+            {t.name: Outcome.REJECTED for t in TARGETS.values() if t.name not in ("openskills",)}
+        ),
     )
 
 
@@ -269,8 +272,11 @@ def name_hyphens(skill: Skill, ctx: Context) -> Iterator[Finding]:
         problems.append("contains '--'")
     if not problems:
         return
-    select = {t.name: (t.bad_name if t.bad_name is not Outcome.OK else Outcome.REJECTED)
-              for t in TARGETS.values() if t.name_charset != "none"}
+    select = {
+        t.name: (t.bad_name if t.bad_name is not Outcome.OK else Outcome.REJECTED)
+        for t in TARGETS.values()
+        if t.name_charset != "none"
+    }
     yield Finding(
         f"name {value!r} {' and '.join(problems)}; use single hyphens between words",
         span=value_span(node),
@@ -310,7 +316,7 @@ def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     _fm, node, value = found
     directory = skill.dir_name
-    select: dict[str, Outcome] = {}
+    select: dict[str, Impact] = {}
     for t in TARGETS.values():
         if t.name_dir_mismatch is Outcome.OK:
             continue
@@ -321,7 +327,8 @@ def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
         else:
             same = directory == value.strip()
         if not same:
-            select[t.name] = t.name_dir_mismatch
+            # the spec says the name *must* match: an error even where loaders only warn
+            select[t.name] = Impact(t.name_dir_mismatch, Severity.ERROR)
     if not select:
         return
     yield Finding(
@@ -362,8 +369,7 @@ def name_reserved(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 index = value.lower().find(word)
                 if index >= 0:
                     yield Finding(
-                        f"name {value!r} contains the reserved word {word!r}; {t.title} rejects"
-                        " it",
+                        f"name {value!r} contains the reserved word {word!r}; {t.title} rejects it",
                         span=value_span(node, index, len(word)),
                         impact={t.name: impact(Outcome.REJECTED)},
                     )

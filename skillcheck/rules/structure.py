@@ -125,8 +125,9 @@ def skill_md_case(skill: Skill, ctx: Context) -> Iterator[Finding]:
     yield Finding(
         f"the skill file is named {path.name!r}; rename it to 'SKILL.md'",
         path=path,
-        impact=every(Outcome.DROPPED, {"skills-ref": None if path.name == "skill.md" else
-                                       Outcome.REJECTED}),
+        impact=every(
+            Outcome.DROPPED, {"skills-ref": None if path.name == "skill.md" else Outcome.REJECTED}
+        ),
         help=f"git mv {path.name} SKILL.md",
     )
 
@@ -684,8 +685,13 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue
         if node.tag == "null" and label not in _STRING_FIELDS:
             continue  # an empty optional field is not a typing accident
-        kind = {"bool": "a boolean", "int": "an integer", "float": "a number",
-                "null": "null", "timestamp": "a date"}[node.tag]
+        kind = {
+            "bool": "a boolean",
+            "int": "an integer",
+            "float": "a number",
+            "null": "null",
+            "timestamp": "a date",
+        }[node.tag]
         select: dict[str, Impact] = {"agentskills": impact(Outcome.DEGRADED)}
         if label in ("name", "description", "compatibility"):
             select["claude-api"] = impact(Outcome.REJECTED)
@@ -693,7 +699,7 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 select["codex"] = impact(Outcome.REJECTED)
         yield Finding(
             f"{label}: {node.value!r} is read as {kind} by YAML 1.1 loaders; quote it:"
-            f" \"{node.value}\"",
+            f' "{node.value}"',
             span=node.span,
             impact=select,
         )
@@ -760,7 +766,6 @@ def empty_body(skill: Skill, ctx: Context) -> Iterator[Finding]:
         ---
         name: pdf-tools
     """,
-    fixable=True,
 )
 def delimiter_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = skill.doc.frontmatter if skill.doc else None

@@ -1,0 +1,439 @@
+"""SK3xx: the `description` field."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from skillcheck.model import Finding, Frontmatter, Impact, Node, Outcome, Severity, Skill
+from skillcheck.rules.base import Context, key_span, rule, usable_frontmatter, value_span
+from skillcheck.targets import TARGETS, impact, impacts, where
+
+DEFAULT_MIN_CHARS = 40
+
+
+def _description(skill: Skill) -> tuple[Frontmatter, Node, str] | None:
+    """The frontmatter, the description node and its text, when it is a non-empty scalar."""
+    fm = usable_frontmatter(skill)
+    node = fm.node("description") if fm else None
+    if fm is None or node is None:
+        return None
+    node = node.resolved()
+    if node.kind != "scalar" or node.tag == "null" or not node.value.strip():
+        return None
+    return fm, node, node.value
+
+
+def _required(outcome_for_optional: Outcome | None = None) -> dict[str, Impact]:
+    select: dict[str, Outcome | None] = {}
+    for t in TARGETS.values():
+        if t.description_required:
+            select[t.name] = Outcome.DROPPED if t.bad_name is Outcome.DROPPED else Outcome.REJECTED
+        else:
+            select[t.name] = outcome_for_optional
+    return impacts(select)
+
+
+@rule(
+    "SK301",
+    "description-missing",
+    Severity.ERROR,
+    "The frontmatter has no `description`.",
+    what="""
+        Checks that the frontmatter has a `description` key.
+    """,
+    why="""
+        The description is the only text an agent sees before choosing a skill. The spec
+        requires it; the client guide says to skip a skill without one; skills-ref, claude.ai
+        and Codex reject it and Copilot drops it. Claude Code falls back to the first paragraph
+        of the body.
+    """,
+    bad="""
+        ---
+        name: pdf-tools
+        ---
+    """,
+    good="""
+        ---
+        name: pdf-tools
+        description: Extracts text and tables from PDF files. Use when the user asks about PDFs.
+        ---
+    """,
+)
+def description_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    fm = usable_frontmatter(skill)
+    if fm is None or fm.node("description") is not None:
+        return
+    # a near-miss key (descripton:) is reported by SK108 with the suggestion
+    yield Finding(
+        "the frontmatter has no 'description'; say what the skill does and when to use it",
+        span=key_span(fm, "name") if fm.key("name") else key_span(fm, "description"),
+        impact=_required(Outcome.DEGRADED),
+    )
+
+
+@rule(
+    "SK302",
+    "description-empty",
+    Severity.ERROR,
+    "`description` is empty or null.",
+    what="""
+        Checks that `description` has some non-blank text.
+    """,
+    why="""
+        An empty description is a missing description to every loader, and skills-ref says so
+        ("Field 'description' must be a non-empty string").
+    """,
+    bad="""
+        description: ""
+    """,
+    good="""
+        description: Extracts text from PDF files. Use when the user asks about PDFs.
+    """,
+)
+def description_empty(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    fm = usable_frontmatter(skill)
+    node = fm.node("description") if fm else None
+    if node is None:
+        return
+    node = node.resolved()
+    if node.kind == "scalar" and (node.tag == "null" or not node.value.strip()):
+        yield Finding(
+            "'description' is empty; say what the skill does and when to use it",
+            span=key_span(fm, "description"),
+            impact=_required(Outcome.DEGRADED),
+        )
+
+
+@rule(
+    "SK303",
+    "description-too-long",
+    Severity.ERROR,
+    "`description` is longer than 1024 characters.",
+    what="""
+        Checks the description's length against each target's limit, measured the way that
+        target measures: skills-ref counts the unstripped value, claude.ai the stripped value,
+        Codex the value with whitespace runs collapsed.
+    """,
+    why="""
+        The specification caps descriptions at 1024 characters and skills-ref, claude.ai, Codex
+        and Copilot enforce it. Every description is always in the prompt; long ones crowd out
+        the others.
+    """,
+    bad="""
+        description: (1,300 characters of text)
+    """,
+    good="""
+        description: Extracts text and tables from PDF files. Use when the user asks about PDFs.
+        (the rest moves into the body)
+    """,
+)
+def description_too_long(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _description(skill)
+    if found is None:
+        return
+    _fm, node, value = found
+    select = {}
+    for t in TARGETS.values():
+        if t.description_max is None:
+            continue
+        if t.all_strings:
+            length = len(value)  # skills-ref measures the value before stripping
+        elif t.name == "codex":
+            length = len(" ".join(value.split()))
+        else:
+            length = len(value.strip())
+        if length > t.description_max:
+            select[t.name] = Outcome.REJECTED
+    if select:
+        yield Finding(
+            f"the description is {len(value.strip())} characters; the limit is 1024. Keep what"
+            " decides when to use the skill and move the rest into the body",
+            span=node.span,
+            impact=impacts(select),
+        )
+
+
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>|[<>]")
+
+
+@rule(
+    "SK304",
+    "description-angle-brackets",
+    Severity.WARNING,
+    "`description` contains `<` or `>` (XML-like text).",
+    what="""
+        Reports `<` and `>` in the description, such as `<file>` placeholders or XML tags.
+    """,
+    why="""
+        claude.ai and the Skills API reject a description with angle brackets. The description
+        is pasted into the `<available_skills>` block of the prompt; OpenSkills writes it into
+        AGENTS.md unescaped, where a tag can close or forge prompt structure.
+    """,
+    bad="""
+        description: Converts <input> files to PDF.
+    """,
+    good="""
+        description: Converts input files (DOCX, HTML) to PDF.
+    """,
+)
+def description_angle_brackets(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _description(skill)
+    if found is None:
+        return
+    _fm, node, value = found
+    match = _TAG.search(value)
+    if match is None:
+        return
+    select = where(lambda t: t.angle_brackets if t.angle_brackets is not Outcome.OK else None)
+    select["agentskills"] = Impact(Outcome.OK, Severity.WARNING)
+    select["openskills"] = Impact(Outcome.DEGRADED, Severity.WARNING)
+    yield Finding(
+        f"the description contains {match.group()!r}; claude.ai rejects '<' and '>', reword"
+        " without them",
+        span=value_span(node, match.start(), len(match.group())),
+        impact=select,
+    )
+
+
+_FIRST = re.compile(r"\b(I|I'm|I'll|I've|me|my|we|we'll|our|us)\b")
+_SECOND = re.compile(r"\b(you|your|you're|you'll)\b", re.IGNORECASE)
+
+
+@rule(
+    "SK305",
+    "description-person",
+    Severity.WARNING,
+    "`description` speaks in the first or second person.",
+    what="""
+        Reports descriptions written as "I can help…", "We…", "You can use this…".
+    """,
+    why="""
+        The description is injected into the system prompt, where "I" and "you" confuse who is
+        speaking. Anthropic requires the third person ("Processes Excel files…"); agentskills.io
+        recommends the imperative ("Use this skill when…"); both reject "I" and "you can".
+    """,
+    bad="""
+        description: I can help you fill in PDF forms.
+    """,
+    good="""
+        description: Fills in PDF forms. Use when the user needs to complete a PDF form.
+    """,
+)
+def description_person(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _description(skill)
+    if found is None:
+        return
+    _fm, node, value = found
+    for pattern, person in ((_FIRST, "first"), (_SECOND, "second")):
+        match = pattern.search(value)
+        if match:
+            yield Finding(
+                f"the description uses the {person} person ({match.group()!r}); describe the"
+                " skill in the third person: 'Extracts…. Use when…'",
+                span=value_span(node, match.start(), len(match.group())),
+            )
+            return
+
+
+_TRIGGER = re.compile(
+    r"\b(when|whenever|if the user|if you|if asked|use (it |this )?(for|to|on|with|in)|"
+    r"for (tasks|requests|questions|work)|triggers?|invoke|asks?|requests?|needs?)\b",
+    re.IGNORECASE,
+)
+
+
+@rule(
+    "SK306",
+    "description-no-trigger",
+    Severity.INFO,
+    "`description` does not say when to use the skill.",
+    what="""
+        Looks for a clause that says when the skill applies ("Use when…", "when the user
+        asks…", "for requests about…").
+    """,
+    why="""
+        Agents choose skills from descriptions alone. The specification says a description
+        covers what the skill does *and when to use it*; Anthropic and the client guide agree
+        a "when" clause with keywords is what makes a skill trigger.
+    """,
+    bad="""
+        description: Extracts text and tables from PDF files.
+    """,
+    good="""
+        description: Extracts text and tables from PDF files. Use when the user mentions PDFs,
+          forms or document extraction.
+    """,
+)
+def description_no_trigger(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _description(skill)
+    if found is None:
+        return
+    _fm, node, value = found
+    if _TRIGGER.search(value):
+        return
+    yield Finding(
+        "the description does not say when to use the skill; add 'Use when …' with the words"
+        " a user would say",
+        span=node.span,
+    )
+
+
+@rule(
+    "SK307",
+    "description-too-short",
+    Severity.WARNING,
+    "`description` is too short to choose the skill by.",
+    what="""
+        Reports descriptions shorter than 40 characters (configurable).
+    """,
+    why="""
+        A two-word description ("PDF helper") gives the agent nothing to match a request
+        against, so the skill is never chosen, or chosen for the wrong task. Good descriptions
+        run from about 50 to 500 characters.
+    """,
+    bad="""
+        description: PDF helper
+    """,
+    good="""
+        description: Extracts text and tables from PDF files. Use when the user asks about PDFs.
+    """,
+    options="""
+        `budgets.description-min-chars` (default 40): the shortest accepted description.
+    """,
+)
+def description_too_short(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _description(skill)
+    if found is None:
+        return
+    _fm, node, value = found
+    minimum = (ctx.option("budgets") or {}).get("description-min-chars", DEFAULT_MIN_CHARS)
+    length = len(value.strip())
+    if length < minimum:
+        yield Finding(
+            f"the description is {length} characters; say what the skill does and when to use"
+            f" it in at least {minimum}",
+            span=value_span(node),
+        )
+
+
+@rule(
+    "SK308",
+    "description-listing-truncated",
+    Severity.WARNING,
+    "`description` plus `when_to_use` exceeds Claude Code's 1,536-character listing.",
+    what="""
+        For Claude Code, adds the lengths of `description` and `when_to_use` and reports when
+        the sum exceeds 1,536 characters.
+    """,
+    why="""
+        Claude Code truncates the pair at 1,536 characters in the skill listing the model sees,
+        so whatever comes last (usually the trigger keywords) is cut.
+    """,
+    bad="""
+        description: (1,200 characters)
+        when_to_use: (600 characters)
+    """,
+    good="""
+        description: (400 characters)
+        when_to_use: (300 characters)
+    """,
+)
+def description_listing_truncated(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _description(skill)
+    if found is None:
+        return
+    fm, node, value = found
+    extra = fm.values.get("when_to_use")
+    total = len(value) + (len(extra) if isinstance(extra, str) else 0)
+    for t in TARGETS.values():
+        if t.listing_max is not None and total > t.listing_max:
+            yield Finding(
+                f"description and when_to_use total {total} characters; {t.title} cuts the"
+                f" listing at {t.listing_max}, so the end is lost",
+                span=node.span,
+                impact={t.name: impact(Outcome.DEGRADED)},
+            )
+
+
+@rule(
+    "SK309",
+    "description-whitespace",
+    Severity.WARNING,
+    "`description` spans several lines or has leading/trailing whitespace.",
+    what="""
+        Reports a description whose value (after YAML parsing) contains line breaks, as a `|`
+        block scalar gives, or starts or ends with whitespace.
+    """,
+    why="""
+        Codex collapses the value to one line, skills-ref counts the unstripped length against
+        the 1024 limit, claude.ai strips it, and the catalog block shows the raw breaks: the
+        same description reads differently in each runtime.
+    """,
+    bad="""
+        description: |
+          Extracts text from PDF files.
+          Use when the user asks about PDFs.
+    """,
+    good="""
+        description: Extracts text from PDF files. Use when the user asks about PDFs.
+    """,
+)
+def description_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    found = _description(skill)
+    if found is None:
+        return
+    _fm, node, value = found
+    if "\n" in value.strip():
+        lines = value.strip().count("\n") + 1
+        yield Finding(
+            f"the description has {lines} lines; Codex joins them and the catalog shows the"
+            " breaks, write one paragraph on one line (or use '>-')",
+            span=node.span,
+            impact={
+                "agentskills": impact(Outcome.OK, Severity.WARNING),
+                "codex": impact(Outcome.DEGRADED),
+            },
+        )
+    elif value != value.strip():
+        yield Finding(
+            "the description has leading or trailing whitespace; remove it",
+            span=node.span,
+            impact={
+                "agentskills": impact(Outcome.OK, Severity.WARNING),
+                "skills-ref": impact(Outcome.OK, Severity.WARNING),
+            },
+        )
+
+
+@rule(
+    "SK310",
+    "description-not-string",
+    Severity.ERROR,
+    "`description` is a list or a mapping, not text.",
+    what="""
+        Checks that `description` is a single scalar value.
+    """,
+    why="""
+        A list or mapping is not a description to any loader: skills-ref, claude.ai and Codex
+        reject it, others show Python or JSON syntax to the agent.
+    """,
+    bad="""
+        description:
+          - Extracts text
+          - Fills forms
+    """,
+    good="""
+        description: Extracts text and fills forms in PDF files.
+    """,
+)
+def description_not_string(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    fm = usable_frontmatter(skill)
+    node = fm.node("description") if fm else None
+    if node is None or node.resolved().kind == "scalar":
+        return
+    yield Finding(
+        f"'description' is a {node.resolved().kind}; write it as one line of text",
+        span=node.span,
+        impact=_required(Outcome.DEGRADED),
+    )

@@ -1,0 +1,319 @@
+"""SK4xx: the optional fields (`compatibility`, `metadata`, `allowed-tools`, `license`) and
+fields a target documents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from skillcheck.model import Finding, Impact, Outcome, Severity, Skill
+from skillcheck.rules.base import Context, key_span, rule, usable_frontmatter, value_span
+from skillcheck.targets import TARGETS, impact, impacts
+
+
+@rule(
+    "SK401",
+    "compatibility-invalid",
+    Severity.ERROR,
+    "`compatibility` is not a string of 1–500 characters.",
+    what="""
+        Checks that `compatibility`, when present, is text of 1 to 500 characters.
+    """,
+    why="""
+        The specification allows 1–500 characters of environment requirements. skills-ref and
+        claude.ai reject a longer value or one that is not a string; an empty value is what
+        the spec forbids and skills-ref lets through.
+    """,
+    bad="""
+        compatibility:
+          python: "3.11"
+    """,
+    good="""
+        compatibility: Requires Python 3.11+ and network access.
+    """,
+)
+def compatibility_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    fm = usable_frontmatter(skill)
+    node = fm.node("compatibility") if fm else None
+    if node is None:
+        return
+    node = node.resolved()
+    if node.kind != "scalar":
+        yield Finding(
+            f"'compatibility' is a {node.kind}; write the requirements as one line of text",
+            span=node.span,
+            impact=impacts(
+                {
+                    "agentskills": Outcome.REJECTED,
+                    "skills-ref": Outcome.REJECTED,
+                    "claude-api": Outcome.REJECTED,
+                }
+            ),
+        )
+        return
+    text = node.value if node.tag != "null" else ""
+    if not text.strip():
+        yield Finding(
+            "'compatibility' is empty; remove the key or state the requirements",
+            span=key_span(fm, "compatibility"),
+            impact={"agentskills": impact(Outcome.REJECTED)},
+        )
+        return
+    select = {
+        t.name: Outcome.REJECTED
+        for t in TARGETS.values()
+        if t.compatibility_max is not None and len(text) > t.compatibility_max
+    }
+    if select:
+        yield Finding(
+            f"'compatibility' is {len(text)} characters; the limit is 500",
+            span=node.span,
+            impact=impacts(select),
+        )
+
+
+@rule(
+    "SK402",
+    "metadata-invalid",
+    Severity.WARNING,
+    "`metadata` is not a mapping of string keys to string values.",
+    what="""
+        Checks that `metadata` is a mapping whose values are plain text. A `metadata` that is
+        not a mapping is an error; nested lists or mappings inside it are warnings.
+        (Unquoted numbers and booleans are reported by SK112.)
+    """,
+    why="""
+        The specification defines `metadata` as a map from strings to strings. Claude Code
+        drops a `metadata` that is not a map; other loaders stringify nested values
+        differently (Python `{'a': 1}` versus JSON).
+    """,
+    bad="""
+        metadata:
+          tags: [pdf, forms]
+    """,
+    good="""
+        metadata:
+          tags: "pdf forms"
+    """,
+)
+def metadata_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    fm = usable_frontmatter(skill)
+    node = fm.node("metadata") if fm else None
+    if node is None:
+        return
+    node = node.resolved()
+    if node.kind != "mapping":
+        if node.kind == "scalar" and node.tag == "null":
+            return
+        yield Finding(
+            f"'metadata' is a {node.kind}; it must be a mapping of 'key: value' lines",
+            span=node.span,
+            impact={
+                "agentskills": impact(Outcome.REJECTED),
+                "claude-code": impact(Outcome.DEGRADED),
+                "claude-api": impact(Outcome.DEGRADED, Severity.WARNING),
+            },
+        )
+        return
+    for key, value in node.value:
+        value = value.resolved()
+        if value.kind != "scalar":
+            yield Finding(
+                f"metadata.{key.text()} is a {value.kind}; metadata values must be strings",
+                span=value.span,
+                impact={"agentskills": impact(Outcome.DEGRADED)},
+            )
+
+
+@rule(
+    "SK403",
+    "allowed-tools-format",
+    Severity.WARNING,
+    "`allowed-tools` is not a space-separated string.",
+    what="""
+        Checks that `allowed-tools` is one string of tool patterns separated by spaces, as the
+        specification defines it: `Bash(git:*) Read`. A YAML list or commas are reported.
+    """,
+    why="""
+        The spec's form is a space-separated string. Claude Code also accepts lists and commas,
+        but loaders that follow the spec split on spaces and see `Read,` or a list's Python
+        form, so the pre-approval silently does not apply.
+    """,
+    bad="""
+        allowed-tools: [Read, Grep]
+    """,
+    good="""
+        allowed-tools: Read Grep
+    """,
+)
+def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    fm = usable_frontmatter(skill)
+    node = fm.node("allowed-tools") if fm else None
+    if node is None:
+        return
+    node = node.resolved()
+    select = {"agentskills": impact(Outcome.DEGRADED)}
+    if node.kind == "sequence":
+        items = [item.text() or "" for item in node.value]
+        yield Finding(
+            "'allowed-tools' is a list; the specification wants one space-separated string",
+            span=node.span,
+            impact=select,
+            help=f"allowed-tools: {' '.join(items)}",
+        )
+    elif node.kind == "mapping":
+        yield Finding(
+            "'allowed-tools' is a mapping; write the tools as one space-separated string",
+            span=node.span,
+            impact={"agentskills": impact(Outcome.REJECTED)},
+        )
+    elif node.tag != "null" and _has_separator_comma(node.value):
+        index = _separator_comma(node.value)
+        yield Finding(
+            "'allowed-tools' is separated by commas; the specification separates tools with spaces",
+            span=value_span(node, index, 1),
+            impact=select,
+            help="allowed-tools: " + " ".join(split_tools(node.value)),
+        )
+
+
+def _separator_comma(value: str) -> int:
+    """Index of the first comma outside parentheses (``Bash(git add, commit)`` is one tool)."""
+    depth = 0
+    for index, char in enumerate(value):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            return index
+    return -1
+
+
+def _has_separator_comma(value: str) -> bool:
+    return _separator_comma(value) >= 0
+
+
+def split_tools(value: str) -> list[str]:
+    """Tools from a comma- or space-separated string, keeping parenthesised arguments whole."""
+    tools, current, depth = [], [], 0
+    for char in value:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        if depth == 0 and (char == "," or char.isspace()):
+            if current:
+                tools.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if current:
+        tools.append("".join(current))
+    return tools
+
+
+@rule(
+    "SK404",
+    "license-invalid",
+    Severity.WARNING,
+    "`license` is not a short string.",
+    what="""
+        Checks that `license` is a short text: a licence name (`Apache-2.0`) or the name of a
+        bundled licence file (`LICENSE.txt`), at most 200 characters.
+    """,
+    why="""
+        The specification asks for a name or a file reference, kept short; a pasted licence
+        text costs catalog tokens in every runtime that lists it, and a list or mapping is not
+        a licence name to anyone.
+    """,
+    bad="""
+        license: |
+          Permission is hereby granted, free of charge, to any person obtaining a copy ...
+    """,
+    good="""
+        license: MIT (see LICENSE.txt)
+    """,
+)
+def license_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    fm = usable_frontmatter(skill)
+    node = fm.node("license") if fm else None
+    if node is None:
+        return
+    node = node.resolved()
+    if node.kind != "scalar":
+        yield Finding(
+            f"'license' is a {node.kind}; give a licence name or a file name",
+            span=node.span,
+            impact={"agentskills": impact(Outcome.DEGRADED)},
+        )
+    elif node.tag == "null" or not node.value.strip():
+        yield Finding(
+            "'license' is empty; give a licence name or remove the key",
+            span=key_span(fm, "license"),
+            impact={"agentskills": impact(Outcome.DEGRADED)},
+        )
+    elif len(node.value) > 200:
+        yield Finding(
+            f"'license' is {len(node.value)} characters; name the licence and ship its text in a"
+            " file such as LICENSE.txt",
+            span=node.span,
+            impact={"agentskills": impact(Outcome.DEGRADED)},
+        )
+
+
+_BOOL_WORDS = {"true", "false", "yes", "no", "on", "off", "1", "0"}
+_ENUMS = {
+    "effort": {"low", "medium", "high", "xhigh", "max"},
+    "context": {"fork"},
+    "shell": {"bash", "powershell"},
+}
+
+
+@rule(
+    "SK405",
+    "target-field-invalid",
+    Severity.WARNING,
+    "A field a target documents has a value that target does not accept.",
+    what="""
+        Checks the values of runtime-specific fields: Claude Code's booleans
+        (`disable-model-invocation`, `user-invocable`, `background`: true/false/yes/no/on/off/
+        1/0), `effort` (`low|medium|high|xhigh|max`), `context` (`fork`), `shell`
+        (`bash|powershell`), and the same booleans where Copilot and Cursor document them.
+    """,
+    why="""
+        A value the runtime does not understand is ignored: `user-invocable: maybe` leaves the
+        default in place and the author believes otherwise.
+    """,
+    bad="""
+        effort: extreme
+    """,
+    good="""
+        effort: high
+    """,
+)
+def target_field_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    fm = usable_frontmatter(skill)
+    if fm is None:
+        return
+    for name, (_key, node) in fm.fields.items():
+        node = node.resolved()
+        owners = [t for t in TARGETS.values() if name in t.boolean_fields]
+        if owners:
+            text = node.text() if node.kind == "scalar" else None
+            if text is None or text.strip().lower() not in _BOOL_WORDS:
+                shown = text if text is not None else node.kind
+                yield Finding(
+                    f"{name}: {shown!r} is not a boolean; write true or false",
+                    span=node.span,
+                    impact={t.name: impact(Outcome.DEGRADED) for t in owners},
+                )
+        elif name in _ENUMS and "claude-code" in TARGETS:
+            text = node.text() if node.kind == "scalar" else None
+            allowed = _ENUMS[name]
+            if text is None or text.strip() not in allowed:
+                shown = text if text is not None else node.kind
+                yield Finding(
+                    f"{name}: {shown!r} is not one of {', '.join(sorted(allowed))}",
+                    span=node.span,
+                    impact={"claude-code": Impact(Outcome.DEGRADED, Severity.WARNING)},
+                )

@@ -1,0 +1,75 @@
+"""Shared test helpers: run the installed command, run the CLI in-process, build skills."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def skillcheck_command() -> list[str]:
+    """The installed console script (end-to-end tests run what users run)."""
+    found = shutil.which("skillcheck")
+    return [found] if found else [sys.executable, "-m", "skillcheck"]
+
+
+def run_skillcheck(*args: str, cwd: Path | None = None, input: bytes | None = None,
+                   env: dict[str, str] | None = None,
+                   timeout: float = 60) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    return subprocess.run([*skillcheck_command(), *args], cwd=cwd, input=input,
+                          capture_output=True, timeout=timeout, env=full_env)
+
+
+def invoke(*args: str, cwd: Path | None = None):
+    """Run the CLI in-process (fast); returns click's Result."""
+    from skillcheck.cli import cli
+
+    runner = CliRunner()
+    old = Path.cwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        return runner.invoke(cli, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def lint_json(*args: str, cwd: Path | None = None) -> tuple[int, dict]:
+    result = invoke("lint", "--format", "json", *args, cwd=cwd)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def write_skill(root: Path, name: str, frontmatter: str | None = None, body: str = "# Steps\n\nDo the thing.\n",
+                files: dict[str, bytes | str] | None = None) -> Path:
+    """Create ``root/name/SKILL.md`` (with a valid default frontmatter) and extra files."""
+    skill = root / name
+    skill.mkdir(parents=True, exist_ok=True)
+    if frontmatter is None:
+        frontmatter = (f"name: {name}\ndescription: Extracts text from PDF files. Use when the"
+                       " user asks about PDFs.\n")
+    (skill / "SKILL.md").write_text(f"---\n{frontmatter}---\n{body}", encoding="utf-8")
+    for rel, content in (files or {}).items():
+        path = skill / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            content = content.encode("utf-8")
+        path.write_bytes(content)
+    return skill
+
+
+@pytest.fixture
+def make_skill(tmp_path):
+    def make(name: str = "pdf-tools", **kwargs) -> Path:
+        return write_skill(tmp_path, name, **kwargs)
+
+    return make
