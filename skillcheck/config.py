@@ -103,9 +103,7 @@ def validate(values: dict[str, Any], path: Path) -> None:
     if error.validator == "additionalProperties" and not key:
         allowed = ", ".join(sorted(schema["properties"]))
         unknown = sorted(set(values) - set(schema["properties"]))
-        raise ConfigError(
-            f"{path}: unknown key {unknown[0]!r} (known keys: {allowed})"
-        )
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (known keys: {allowed})")
     shown = json.dumps(error.instance) if not isinstance(error.instance, dict) else "table"
     raise ConfigError(f"{path}: key {key or '(top level)'!r}: {shown}: {error.message}")
 

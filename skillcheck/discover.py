@@ -16,8 +16,20 @@ from pathlib import Path
 from typing import Any
 
 SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache",
-     ".ruff_cache", ".pytest_cache", ".skillcheck_cache", "site-packages"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        ".skillcheck_cache",
+        "site-packages",
+    }
 )
 MAX_DEPTH = 24
 
@@ -178,8 +190,11 @@ def _search(
                 entries = list(it)
         except OSError as exc:
             result.problems.append(
-                Problem(directory, f"directory cannot be read ({exc.strerror or exc}); skills"
-                        " in it were not checked")
+                Problem(
+                    directory,
+                    f"directory cannot be read ({exc.strerror or exc}); skills"
+                    " in it were not checked",
+                )
             )
             continue
         names = {e.name for e in entries}
@@ -204,8 +219,9 @@ def _search(
                 continue
             if depth + 1 > MAX_DEPTH:
                 result.problems.append(
-                    Problem(sub, f"deeper than {MAX_DEPTH} directory levels; not searched",
-                            warning=True)
+                    Problem(
+                        sub, f"deeper than {MAX_DEPTH} directory levels; not searched", warning=True
+                    )
                 )
                 continue
             subdirs.append((sub, depth + 1))

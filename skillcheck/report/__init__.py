@@ -15,8 +15,12 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u20
 
 def safe(text: str) -> str:
     """Make skill-controlled text inert on a terminal: escapes become visible ``\\x1b``."""
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) > 0xFF
-                       else f"\\x{ord(m.group()):02x}", text)
+    return _UNSAFE.sub(
+        lambda m: (
+            f"\\u{ord(m.group()):04x}" if ord(m.group()) > 0xFF else f"\\x{ord(m.group()):02x}"
+        ),
+        text,
+    )
 
 
 @dataclass

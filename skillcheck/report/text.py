@@ -59,8 +59,9 @@ def render(result, options: ReportOptions) -> str:
         where = f"{safe(rel(diag.path, options.cwd))}:{diag.line}:{diag.column}:"
         severity = _paint(f"[{diag.severity}]", _COLORS[diag.severity], color)
         code = _paint(diag.code, "1", color)
-        out.append(f"{_paint(where, '1', color)} {code} {severity} {safe(diag.message)}"
-                   f" ({diag.slug})")
+        out.append(
+            f"{_paint(where, '1', color)} {code} {severity} {safe(diag.message)} ({diag.slug})"
+        )
         if options.quiet:
             continue
         source = _line_of(diag.path, diag.line, cache, result)
@@ -83,8 +84,10 @@ def _statistics(result) -> list[str]:
     for diag in result.diagnostics:
         key = (diag.code, diag.slug)
         counts[key] = counts.get(key, 0) + 1
-    lines = [f"{n:5d}  {code}  {slug}" for (code, slug), n in
-             sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    lines = [
+        f"{n:5d}  {code}  {slug}"
+        for (code, slug), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
     extra = getattr(result, "statistics_table", None)
     if extra:
         lines.extend(["", *extra()])
@@ -101,13 +104,20 @@ def summary(result, options: ReportOptions) -> str:
     if not result.diagnostics:
         return f"All checks passed: {skills}."
     parts = []
-    for severity, word in ((Severity.ERROR, "error"), (Severity.WARNING, "warning"),
-                           (Severity.INFO, "info")):
+    for severity, word in (
+        (Severity.ERROR, "error"),
+        (Severity.WARNING, "warning"),
+        (Severity.INFO, "info"),
+    ):
         if counts[severity]:
-            parts.append(_plural(counts[severity], word) if word != "info" else
-                         f"{counts[severity]} info")
-    text = "Found " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1
-                       else parts[0]) + f" in {skills}"
+            parts.append(
+                _plural(counts[severity], word) if word != "info" else f"{counts[severity]} info"
+            )
+    text = (
+        "Found "
+        + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
+        + f" in {skills}"
+    )
     fixable = sum(1 for d in result.diagnostics if d.fix is not None)
     if fixable and options.fix_hint:
         text += f"; {fixable} fixable with --fix"
