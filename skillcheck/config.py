@@ -89,22 +89,26 @@ def validate(values: dict[str, Any], path: Path) -> None:
     """Check ``values`` against schemas/config.schema.json; raise ConfigError on the first fault."""
     import json
 
-    import jsonschema
-
     from skillcheck.schemas import load_schema
+    from skillcheck.schemas.subset import validate as check
 
     schema = load_schema("config.schema.json")
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path))
+    errors = sorted(check(values, schema), key=lambda e: [str(p) for p in e.path])
     if not errors:
         return
     error = errors[0]
-    key = ".".join(str(p) for p in error.absolute_path)
-    if error.validator == "additionalProperties" and not key:
+    key = ".".join(str(p) for p in error.path)
+    if error.keyword == "additionalProperties" and not key:
         allowed = ", ".join(sorted(schema["properties"]))
         unknown = sorted(set(values) - set(schema["properties"]))
         raise ConfigError(f"{path}: unknown key {unknown[0]!r} (known keys: {allowed})")
-    shown = json.dumps(error.instance) if not isinstance(error.instance, dict) else "table"
+    if error.keyword == "additionalProperties":
+        known = schema["properties"].get(key, {}).get("properties", {})
+        unknown = sorted(set(error.instance) - set(known))
+        raise ConfigError(
+            f"{path}: key {key!r}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})"
+        )
+    shown = json.dumps(error.instance) if not isinstance(error.instance, dict) else "a table"
     raise ConfigError(f"{path}: key {key or '(top level)'!r}: {shown}: {error.message}")
 
 
