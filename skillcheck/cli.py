@@ -127,7 +127,7 @@ def cli() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "sarif", "github", "junit"]),
     default="text",
     show_default=True,
     help="Output format.",
@@ -142,8 +142,19 @@ def cli() -> None:
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to add.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to skip.")
 @click.option("--strict", is_flag=True, default=None, help="Fail on warnings and info too.")
-@click.option("--statistics", is_flag=True, help="Count diagnostics per rule.")
+@click.option(
+    "--tokenizer",
+    metavar="NAME",
+    help="Token counter for budgets: 'estimate' (built-in) or 'tiktoken:ENCODING'.",
+)
+@click.option(
+    "--statistics", is_flag=True, help="Count diagnostics per rule; tokens and lines per skill."
+)
 @click.option("--no-color", is_flag=True, help="Never colour the output.")
+@click.option("--fix", "fix", is_flag=True, help="Apply the safe fixes, then report what remains.")
+@click.option(
+    "--diff", is_flag=True, help="Print what --fix would change; write nothing (exit 1 if any)."
+)
 @handle_errors
 def lint(
     paths,
@@ -157,8 +168,11 @@ def lint(
     extend_select,
     ignore,
     strict,
+    tokenizer,
     statistics,
     no_color,
+    fix,
+    diff,
 ) -> None:
     """Check skills for spec conformance and runtime compatibility."""
     from skillcheck.lint import lint as run_lint
@@ -172,17 +186,41 @@ def lint(
         extend_select=_split(extend_select),
         ignore=_split(ignore),
         strict=strict,
+        tokenizer=tokenizer,
     )
     result = run_lint(list(paths) or [Path(".")], settings)
+    if diff:
+        from skillcheck.fix import preview
+
+        text, message, changed = preview(result, settings, Path.cwd())
+        _emit(text, output)
+        if not quiet:
+            click.echo(message, err=True)
+        sys.exit(EXIT_FINDINGS if changed else EXIT_CLEAN)
+    fix_failed = False
+    if fix:
+        from skillcheck.fix import fix_in_place
+
+        fixed = fix_in_place(list(paths) or [Path(".")], settings, result)
+        result = fixed.result
+        for line in fixed.messages(Path.cwd()):
+            click.echo(line, err=True)
+        fix_failed = bool(fixed.failures)
     if not result.skills and not result.diagnostics and fmt == "text":
         click.echo(
             "skillcheck: warning: no skills found (a skill is a directory with a SKILL.md)",
             err=True,
         )
     options = ReportOptions(
-        cwd=Path.cwd(), color=_use_color(no_color, output), quiet=quiet, statistics=statistics
+        cwd=Path.cwd(),
+        color=_use_color(no_color, output),
+        quiet=quiet,
+        statistics=statistics,
+        strict=settings.strict,
     )
     _emit(render(fmt, result, options), output)
+    if fix_failed:
+        sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.failed(settings.strict) else EXIT_CLEAN)
 
 
@@ -211,4 +249,176 @@ def rule_command(code_or_slug: str) -> None:
     click.echo(found.docs_markdown(), nl=False)
 
 
-# --- catalog, pack, verify, unpack ---------------------------------------------------------
+# --- catalog, pack, verify, unpack: built on the same lint run ---------------------------------
+
+
+def _lint_gate(paths, config_file, isolated, target, quiet, strict):
+    """Lint before catalog/pack: refuse (exit 1) with the diagnostics on stderr when a skill
+    has an error, or any finding under --strict."""
+    from skillcheck.lint import lint as run_lint
+    from skillcheck.report import ReportOptions, render
+
+    settings = _settings(config_file, isolated, target, strict=strict)
+    result = run_lint(list(paths) or [Path(".")], settings)
+    if result.failed(settings.strict):
+        options = ReportOptions(
+            cwd=Path.cwd(),
+            color=_use_color(False, None) and sys.stderr.isatty(),
+            quiet=quiet,
+            fix_hint=True,
+        )
+        click.echo(render("text", result, options), err=True, nl=False)
+        click.echo("skillcheck: refusing: fix the findings above first", err=True)
+        sys.exit(EXIT_FINDINGS)
+    if not result.skills:
+        raise UsageProblem("no skills found (a skill is a directory with a SKILL.md)")
+    return result, settings
+
+
+def _catalog_root(paths: tuple[Path, ...]) -> Path:
+    """What each skill's ``path`` is relative to: a single directory PATH, else the current
+    directory, so the manifest does not depend on where the checkout lives."""
+    if len(paths) == 1 and paths[0].is_dir():
+        from skillcheck.discover import absolute
+
+        return absolute(paths[0])
+    return Path.cwd()
+
+
+def _manifest(result, settings, paths):
+    from skillcheck.catalog import build_manifest
+
+    return build_manifest(
+        result.skills,
+        _catalog_root(paths),
+        tokenizer=settings.options.get("tokenizer", "estimate"),
+        generator=f"skillcheck {__version__}",
+    )
+
+
+def _bundle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A refused catalog, bundle or verification is a finding about the input: exit 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from skillcheck.bundle import BundleError
+        from skillcheck.catalog import CatalogError
+
+        try:
+            return func(*args, **kwargs)
+        except (BundleError, CatalogError) as exc:
+            click.echo(f"skillcheck: {exc}", err=True)
+            sys.exit(EXIT_FINDINGS)
+
+    return wrapper
+
+
+@cli.command()
+@common_skill_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "xml", "markdown"]),
+    default="json",
+    show_default=True,
+    help="json manifest, <available_skills> block, or a list.",
+)
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write to FILE.")
+@click.option("--strict", is_flag=True, default=None, help="Refuse on any finding.")
+@handle_errors
+@_bundle_errors
+def catalog(paths, config_file, isolated, target, quiet, fmt, output, strict) -> None:
+    """Write the catalog manifest (an Agent Skills Discovery index) for loaders."""
+    from skillcheck.catalog import dumps_manifest, render_markdown, render_xml
+
+    result, settings = _lint_gate(paths, config_file, isolated, target, quiet, strict)
+    if fmt == "xml":
+        _emit(render_xml(result.skills) + "\n", output)
+        return
+    manifest = _manifest(result, settings, paths)
+    if fmt == "markdown":
+        _emit(render_markdown(manifest), output)
+    else:
+        _emit(dumps_manifest(manifest).decode("utf-8"), output)
+
+
+@cli.command()
+@common_skill_options
+@click.option(
+    "--output", "-o", type=click.Path(path_type=Path), help="Write one bundle archive to FILE."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["tar.gz", "zip"]),
+    default="tar.gz",
+    show_default=True,
+    help="Archive format for --output.",
+)
+@click.option(
+    "--well-known",
+    "well_known",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Write a directory to serve as /.well-known/agent-skills/.",
+)
+@click.option("--base-url", metavar="URL", help="Absolute URL prefix for package links.")
+@click.option("--strict", is_flag=True, default=None, help="Refuse on any finding.")
+@click.option(
+    "--mtime",
+    type=int,
+    metavar="EPOCH",
+    help="Timestamp of every entry (default: SOURCE_DATE_EPOCH, else 1980-01-01).",
+)
+@handle_errors
+@_bundle_errors
+def pack(
+    paths, config_file, isolated, target, quiet, output, fmt, well_known, base_url, strict, mtime
+) -> None:
+    """Pack skills into a byte-reproducible bundle with a manifest and digests."""
+    from skillcheck.bundle import pack_bundle, pack_well_known
+
+    if (output is None) == (well_known is None):
+        raise UsageProblem("pack needs exactly one of --output FILE or --well-known DIR")
+    if base_url and well_known is None:
+        raise UsageProblem("--base-url goes with --well-known")
+    result, settings = _lint_gate(paths, config_file, isolated, target, quiet, strict)
+    manifest = _manifest(result, settings, paths)
+    count = len(result.skills)
+    if well_known is not None:
+        pack_well_known(result.skills, manifest, well_known, base_url=base_url, mtime=mtime)
+        where = well_known
+        digest = ""
+    else:
+        digest = pack_bundle(result.skills, manifest, output, fmt=fmt, mtime=mtime)
+        where = output
+    if not quiet:
+        tail = f" ({digest})" if digest else ""
+        click.echo(f"Packed {count} skill{'s' * (count != 1)} into {where}{tail}", err=True)
+
+
+@cli.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--expect-digest", metavar="sha256:HEX", help="Refuse unless the archive has it.")
+@handle_errors
+@_bundle_errors
+def verify(bundle, expect_digest) -> None:
+    """Verify a bundle or a well-known directory without trusting it."""
+    from skillcheck.bundle import verify as run_verify
+
+    click.echo(run_verify(bundle, expect_digest).summary())
+
+
+@cli.command()
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.argument("dest", type=click.Path(path_type=Path))
+@click.option("--expect-digest", metavar="sha256:HEX", help="Refuse unless the archive has it.")
+@click.option("--force", is_flag=True, help="Replace a non-empty DEST.")
+@handle_errors
+@_bundle_errors
+def unpack(bundle, dest, expect_digest, force) -> None:
+    """Verify a bundle, then extract it into DEST atomically."""
+    from skillcheck.bundle import unpack as run_unpack
+
+    run_unpack(bundle, dest, expect_digest=expect_digest, force=force)
+    click.echo(f"Unpacked {bundle} into {dest}", err=True)

@@ -1,0 +1,1448 @@
+"""Bundles: reproducible packing, verification that trusts nothing, safe unpacking, and
+the loader API (DESIGN §10).
+
+Layouts:
+
+- **tar.gz bundle**: ``manifest.json`` first, then ``<skill-name>/<path>`` for every shipped
+  file, in byte order of the member name.
+- **zip bundle**: one top-level folder per skill (``<skill-name>/<path>``), upload-ready; the
+  manifest is the archive comment, so a one-skill zip has a single top-level folder (a manifest
+  too large for a comment, > 65535 bytes, becomes a first member ``manifest.json``).
+- **well-known directory**: ``index.json``, ``<name>/<path>`` and a per-skill ``<name>.tar.gz``
+  (archive root = skill directory) referenced by the skill's ``package``.
+- **unpacked bundle**: what ``unpack`` writes: ``manifest.json`` and ``<name>/<path>``.
+
+Archives are reproducible: regular-file members only, sorted, mode 0644 or 0755, uid/gid 0,
+empty owner names, one mtime (``SOURCE_DATE_EPOCH``, else ``DEFAULT_MTIME``), gzip level 9
+with no file name and a zero time in its header, PAX ``path`` records for names that ustar
+cannot hold. The tar reader is our own: it accepts only what such archives contain and
+bounds every size before reading it.
+
+A runtime loader's progressive-disclosure loop, served from a verified artifact::
+
+    from skillcheck.bundle import open_bundle
+
+    bundle = open_bundle(bundle_path)  # verifies everything; raises BundleError otherwise
+    prompt = bundle.catalog_xml()  # level 1: every skill's name and description
+    skill = bundle.skill("pdf-processing")  # the model picked a skill
+    instructions = bundle.read_text(skill.name)  # level 2: SKILL.md, on activation
+    forms = bundle.read_text(skill.name, "references/FORMS.md")  # level 3: on demand
+
+Every read re-checks the file's digest against the verified manifest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import io
+import itertools
+import json
+import os
+import posixpath
+import shutil
+import stat
+import struct
+import tempfile
+import time
+import urllib.parse
+import zipfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, BinaryIO
+
+from skillcheck.catalog import (
+    SKILL_FILE,
+    CatalogError,
+    collision_key,
+    dumps_manifest,
+    file_digest,
+    open_in_root,
+    path_problem,
+    read_in_root,
+    read_shipped,
+    render_markdown,
+    render_xml_entries,
+    rfc_path_problem,
+    shipped_files,
+    show,
+    skill_digest,
+)
+from skillcheck.model import Skill, SkillFile
+
+# 1980-01-01T00:00:00Z: the earliest time a zip entry can carry (and what Python wheels use)
+DEFAULT_MTIME = 315532800
+MANIFEST_NAME = "manifest.json"  # in a bundle and an unpacked bundle
+INDEX_NAME = "index.json"  # in a well-known directory
+FORMATS = ("tar.gz", "zip")
+GZIP_LEVEL = 9
+
+_BLOCK = 512
+_RECORD = 20 * _BLOCK  # tar pads the archive to whole records, as tar(1) does
+_ZERO_BLOCK = bytes(_BLOCK)
+_CHUNK = 1 << 20
+_ZIP_COMMENT_MAX = 0xFFFF
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds that keep a hostile bundle from exhausting memory, disk or time."""
+
+    max_members: int = 10_000  # files in a bundle (all skills together)
+    max_total_bytes: int = 256 * 1024 * 1024  # uncompressed size of all files
+    max_manifest_bytes: int = 16 * 1024 * 1024
+    max_header_bytes: int = 64 * 1024  # one PAX or GNU long-name header
+
+    max_padding_bytes: int = 1024 * 1024  # zeros after a tar's end-of-archive marker
+
+    @property
+    def max_stream_bytes(self) -> int:
+        """Decompressed bytes of a tar stream: files, manifest, headers (ours take at most
+        2 KiB per member) and end padding. Every part is bounded on its own before it is
+        read; this is the backstop."""
+        return (
+            self.max_total_bytes
+            + self.max_manifest_bytes
+            + 4096 * (self.max_members + 1)
+            + self.max_padding_bytes
+        )
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class BundleError(Exception):
+    """A bundle cannot be written, verified or read. The message is one line."""
+
+
+def default_mtime() -> int:
+    """``SOURCE_DATE_EPOCH`` when set (reproducible-builds.org), else ``DEFAULT_MTIME``."""
+    value = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not value:
+        return DEFAULT_MTIME
+    try:
+        mtime = int(value)
+    except ValueError:
+        raise BundleError(f"SOURCE_DATE_EPOCH={value!r} is not an integer") from None
+    return _check_mtime(mtime)
+
+
+def _check_mtime(mtime: int) -> int:
+    if not 0 <= mtime < 8**11:
+        raise BundleError(f"mtime {mtime} is outside 0..{8**11 - 1}")
+    return mtime
+
+
+def _parse_expect(expect_digest: str | None) -> str | None:
+    if expect_digest is None:
+        return None
+    value = expect_digest.strip().lower()
+    hex_ = value.removeprefix("sha256:")
+    if len(hex_) != 64 or any(c not in "0123456789abcdef" for c in hex_):
+        raise BundleError(f"expected digest {expect_digest!r} is not sha256:<64 hex digits>")
+    return "sha256:" + hex_
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def _pax_record(key: str, value: str) -> bytes:
+    payload = f" {key}={value}\n".encode()
+    size = len(payload) + 1
+    while size != len(payload) + len(str(size)):  # the length counts its own digits
+        size = len(payload) + len(str(size))
+    return str(size).encode("ascii") + payload
+
+
+def _ustar_header(name: bytes, size: int, mode: int, mtime: int, typeflag: bytes) -> bytes:
+    def num(value: int, width: int) -> bytes:
+        return b"%0*o\0" % (width - 1, value)
+
+    header = bytearray(_BLOCK)
+    header[0 : len(name)] = name
+    header[100:108] = num(mode, 8)
+    header[108:116] = num(0, 8)  # uid
+    header[116:124] = num(0, 8)  # gid
+    header[124:136] = num(size, 12)
+    header[136:148] = num(mtime, 12)
+    header[148:156] = b" " * 8  # the checksum is computed with its own field as spaces
+    header[156:157] = typeflag
+    header[257:265] = b"ustar\x0000"
+    # uname and gname stay empty (all NUL)
+    header[329:337] = num(0, 8)  # devmajor
+    header[337:345] = num(0, 8)  # devminor
+    header[148:156] = b"%06o\0 " % sum(header)
+    return bytes(header)
+
+
+def _pad(size: int) -> bytes:
+    return bytes(-size % _BLOCK)
+
+
+def _tar_member(name: str, size: int, executable: bool, mtime: int) -> bytes:
+    """The header block(s) of a regular file: ustar, preceded by a PAX ``path`` record when
+    the name is not ASCII or longer than ustar's 100 bytes."""
+    encoded = name.encode("utf-8")
+    out = b""
+    if len(encoded) > 100 or not name.isascii():
+        records = _pax_record("path", name)
+        out = _ustar_header(b"././@PaxHeader", len(records), 0o644, 0, b"x")
+        out += records + _pad(len(records))
+        # readers without PAX support still get a harmless ASCII name
+        fallback = "".join(c if c.isascii() and c.isprintable() else "_" for c in name)
+        encoded = fallback[:100].encode("ascii")
+    return out + _ustar_header(encoded, size, 0o755 if executable else 0o644, mtime, b"0")
+
+
+def _write_tar_gz(out: BinaryIO, members: Iterable[tuple[str, bytes, bool]], mtime: int) -> None:
+    # filename="" and mtime=0 keep the gzip header free of names and times
+    with gzip.GzipFile(
+        filename="", mode="wb", compresslevel=GZIP_LEVEL, fileobj=out, mtime=0
+    ) as gz:
+        written = 0
+        for name, data, executable in members:
+            chunk = _tar_member(name, len(data), executable, mtime) + data + _pad(len(data))
+            gz.write(chunk)
+            written += len(chunk)
+        end = 2 * _BLOCK
+        end += -(written + end) % _RECORD
+        gz.write(bytes(end))
+
+
+def _zip_date(mtime: int) -> tuple[int, int, int, int, int, int]:
+    # zip stores local date/time from 1980 to 2107; use UTC so every machine agrees
+    clamped = min(max(mtime, DEFAULT_MTIME), 4354819199)
+    return time.gmtime(clamped)[:6]  # type: ignore[return-value]
+
+
+def _write_zip(
+    out: BinaryIO, members: Iterable[tuple[str, bytes, bool]], mtime: int, manifest: bytes
+) -> None:
+    date = _zip_date(mtime)
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+
+        def add(name: str, data: bytes, executable: bool) -> None:
+            info = zipfile.ZipInfo(name, date_time=date)
+            info.create_system = 3  # Unix, so the mode below is honoured (and fixed)
+            info.external_attr = (0o100755 if executable else 0o100644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=GZIP_LEVEL)
+
+        if len(manifest) > _ZIP_COMMENT_MAX:
+            add(MANIFEST_NAME, manifest, False)
+        else:
+            zf.comment = manifest
+        for name, data, executable in members:
+            add(name, data, executable)
+
+
+def _atomic_write(output: Path, write: Callable[[BinaryIO], None]) -> str:
+    """Write ``output`` through a temporary file beside it, then rename; return its digest.
+
+    A failure (or an interrupt) removes the temporary file and leaves ``output`` as it was.
+    """
+    parent = output.parent
+    if not parent.is_dir():
+        raise BundleError(f"{parent}: directory does not exist")
+    if output.is_dir():
+        raise BundleError(f"{output}: is a directory")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{output.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w+b") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+            f.seek(0)
+            digest = hashlib.sha256()
+            while chunk := f.read(_CHUNK):
+                digest.update(chunk)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, output)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return "sha256:" + digest.hexdigest()
+
+
+@dataclass
+class _Packed:
+    entry: dict[str, Any]
+    skill: Skill
+    files: list[tuple[dict[str, Any], SkillFile]]
+
+
+def _plan(skills: list[Skill], manifest: dict[str, Any]) -> list[_Packed]:
+    """Pair each manifest entry with its skill and shipped files, checking they agree."""
+    by_name: dict[str, Skill] = {}
+    for skill in skills:
+        if skill.name is None:
+            raise BundleError(f"{skill.display_root}: skill has no name")
+        if skill.name in by_name:
+            raise BundleError(f"two skills are named {show(skill.name)}")
+        by_name[skill.name] = skill
+    plan = []
+    listed = set()
+    for entry in manifest.get("skills", []):
+        name = entry["name"]
+        skill = by_name.get(name)
+        if skill is None:
+            raise BundleError(f"the manifest lists skill {show(name)}, which is not being packed")
+        listed.add(name)
+        try:
+            shipped = {sf.rel: sf for sf in shipped_files(skill)}
+        except CatalogError as exc:
+            raise BundleError(str(exc)) from None
+        paths = [fe["path"] for fe in entry["files"]]
+        if sorted(paths) != sorted(shipped):
+            raise BundleError(f"{skill.display_root}: files changed since the manifest was built")
+        plan.append(_Packed(entry, skill, [(fe, shipped[fe["path"]]) for fe in entry["files"]]))
+    missing = sorted(set(by_name) - listed)
+    if missing:
+        raise BundleError(f"skill {show(missing[0])} is not in the manifest")
+    return plan
+
+
+def _content(packed: _Packed, fe: dict[str, Any], sf: SkillFile) -> bytes:
+    try:
+        data = read_shipped(packed.skill, sf)
+    except CatalogError as exc:
+        raise BundleError(str(exc)) from None
+    if file_digest(data) != fe["digest"]:
+        raise BundleError(f"{sf.path}: changed since the manifest was built")
+    return data
+
+
+def _check_outside_skills(skills: list[Skill], output: Path) -> None:
+    """Refuse an output inside a skill: a pack never touches the source tree."""
+    target = os.path.realpath(output)
+    for skill in skills:
+        root = os.path.realpath(skill.root)
+        if os.path.commonpath([root, target]) == root:
+            raise BundleError(
+                f"{output}: is inside skill {skill.display_root}; write the bundle elsewhere"
+            )
+
+
+def pack_bundle(
+    skills: list[Skill],
+    manifest: dict[str, Any],
+    output: Path,
+    fmt: str = "tar.gz",
+    mtime: int | None = None,
+) -> str:
+    """Write ``skills`` as one reproducible bundle at ``output``; return its digest.
+
+    ``manifest`` is ``catalog.build_manifest(skills, ...)``. Every file is read again and
+    must still match its manifest digest. ``fmt`` is ``"tar.gz"`` or ``"zip"``; ``mtime``
+    defaults to ``default_mtime()``. The file appears atomically or not at all.
+    """
+    if fmt not in FORMATS:
+        raise BundleError(f"unknown bundle format {fmt!r} (choose tar.gz or zip)")
+    mtime = default_mtime() if mtime is None else _check_mtime(mtime)
+    output = Path(output)
+    _check_outside_skills(skills, output)
+    plan = _plan(skills, manifest)
+    manifest_bytes = dumps_manifest(manifest)
+    parse_manifest(manifest_bytes)  # never write a bundle that verify would refuse
+    order = sorted(
+        ((f"{p.entry['name']}/{fe['path']}", p, fe, sf) for p in plan for fe, sf in p.files),
+        key=lambda item: item[0].encode("utf-8"),
+    )
+
+    def members() -> Iterator[tuple[str, bytes, bool]]:
+        for name, packed, fe, sf in order:
+            yield name, _content(packed, fe, sf), bool(fe["executable"])
+
+    if fmt == "tar.gz":
+
+        def write(out: BinaryIO) -> None:
+            _write_tar_gz(
+                out, itertools.chain([(MANIFEST_NAME, manifest_bytes, False)], members()), mtime
+            )
+
+    else:
+
+        def write(out: BinaryIO) -> None:
+            _write_zip(out, members(), mtime, manifest_bytes)
+
+    return _atomic_write(output, write)
+
+
+def _is_ours(directory: Path) -> bool:
+    """An existing output directory we may replace: empty, or written by skillcheck."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return False
+    if not entries:
+        return True
+    for name in (INDEX_NAME, MANIFEST_NAME):
+        try:
+            data = read_in_root(directory, name, 16 * 1024 * 1024)
+            generator = json.loads(data).get("generator", "")
+        except (CatalogError, ValueError, AttributeError):
+            continue
+        if isinstance(generator, str) and generator.startswith("skillcheck"):
+            return True
+    return False
+
+
+def _swap_dir(tmp: Path, dest: Path) -> None:
+    """Move the finished ``tmp`` to ``dest``; an existing ``dest`` is replaced whole."""
+    if not os.path.lexists(dest):
+        os.rename(tmp, dest)
+        return
+    old = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".old"))
+    try:
+        os.rename(dest, old / "d")
+    except BaseException:
+        old.rmdir()
+        raise
+    try:
+        os.rename(tmp, dest)
+    except BaseException:
+        os.rename(old / "d", dest)  # put the previous directory back
+        old.rmdir()
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def pack_well_known(
+    skills: list[Skill],
+    manifest: dict[str, Any],
+    out_dir: Path,
+    base_url: str | None = None,
+    mtime: int | None = None,
+) -> dict[str, Any]:
+    """Write a directory to serve as ``/.well-known/agent-skills/``; return its index.
+
+    ``out_dir`` gets ``index.json`` (``manifest`` with a ``package`` per skill), every
+    skill's files under ``<name>/`` and a reproducible ``<name>.tar.gz`` (archive root = the
+    skill directory). ``package.url`` is ``<base_url>/<name>.tar.gz``, or the relative
+    ``<name>.tar.gz`` without ``base_url`` (base_url is where ``out_dir`` is served). Paths must
+    satisfy the RFC's rules. The directory is built beside ``out_dir`` and renamed into
+    place; an existing ``out_dir`` is replaced only when empty or written by skillcheck.
+    """
+    mtime = default_mtime() if mtime is None else _check_mtime(mtime)
+    out_dir = Path(out_dir)
+    _check_outside_skills(skills, out_dir)
+    plan = _plan(skills, manifest)
+    for packed in plan:
+        for fe, _ in packed.files:
+            problem = rfc_path_problem(fe["path"])
+            if problem:
+                raise BundleError(
+                    f"{packed.skill.display_root}/{fe['path']}: {problem} "
+                    "(required for the well-known layout)"
+                )
+    parent = out_dir.parent
+    if not parent.is_dir():
+        raise BundleError(f"{parent}: directory does not exist")
+    if os.path.lexists(out_dir) and (out_dir.is_symlink() or not _is_ours(out_dir)):
+        raise BundleError(
+            f"{out_dir}: exists and is not a skillcheck output directory; refusing to replace it"
+        )
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
+    try:
+        index_skills = []
+        for packed in plan:
+            name = packed.entry["name"]
+            members = []
+            for fe, sf in packed.files:
+                data = _content(packed, fe, sf)
+                executable = bool(fe["executable"])
+                _write_new_file(tmp, f"{name}/{fe['path']}", data, executable)
+                members.append((fe["path"], data, executable))
+            members.sort(key=lambda m: m[0].encode("utf-8"))
+            archive = io.BytesIO()
+            _write_tar_gz(archive, members, mtime)
+            _write_new_file(tmp, f"{name}.tar.gz", archive.getvalue(), False)
+            url = f"{name}.tar.gz"
+            if base_url:
+                url = f"{base_url.rstrip('/')}/{url}"
+            entry: dict[str, Any] = {}
+            for key, value in packed.entry.items():
+                if key != "package":
+                    entry[key] = value
+                if key == "files":  # the RFC's field order: ..., files, package
+                    entry["package"] = {"url": url, "digest": file_digest(archive.getvalue())}
+            index_skills.append(entry)
+        index = {**manifest, "skills": index_skills}
+        index_bytes = dumps_manifest(index)
+        parse_manifest(index_bytes, rfc_paths=True)  # never publish what verify would refuse
+        _write_new_file(tmp, INDEX_NAME, index_bytes, False)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
+        _swap_dir(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return index
+
+
+def _write_new_file(root: Path, rel: str, data: bytes, executable: bool) -> None:
+    """Create ``root/rel`` (and its directories, mode 0755) with an exact mode."""
+    parts = rel.split("/")
+    current = root
+    for part in parts[:-1]:
+        current = current / part
+        if not current.is_dir():
+            os.mkdir(current)
+            os.chmod(current, 0o755)  # exact, whatever the umask
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(current / parts[-1], flags | getattr(os, "O_BINARY", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        os.fchmod(f.fileno(), 0o755 if executable else 0o644)
+
+
+# --- reading archives without trusting them --------------------------------------------------
+
+
+@dataclass
+class _Member:
+    name: str
+    kind: str  # file, symlink, hardlink, device, fifo, dir, other
+    size: int
+    mode: int
+    ref: Any = None  # where to read it again: tar data offset, zip member name, file path
+
+
+_KIND_REASONS = {
+    "symlink": "is a symbolic link",
+    "hardlink": "is a hard link",
+    "device": "is a device file",
+    "fifo": "is a FIFO",
+    "dir": "is a directory entry (a bundle holds regular files only)",
+    "sparse": "is a sparse file",
+    "other": "has an unsupported member type",
+}
+
+_TAR_KINDS = {
+    b"0": "file",
+    b"\0": "file",
+    b"7": "file",  # contiguous file: a regular file to every reader
+    b"1": "hardlink",
+    b"2": "symlink",
+    b"3": "device",
+    b"4": "device",
+    b"5": "dir",
+    b"6": "fifo",
+}
+
+
+class _Bounded:
+    """A decompressed stream that refuses to produce more than ``limit`` bytes, so a
+    decompression bomb costs at most ``limit`` bytes of work, never memory beyond a chunk."""
+
+    def __init__(self, raw: IO[bytes], limit: int) -> None:
+        self.raw = raw
+        self.limit = limit
+        self.pos = 0
+
+    def read(self, n: int) -> bytes:
+        parts = []
+        want = n
+        while want > 0:
+            ask = min(want, _CHUNK, self.limit - self.pos + 1)
+            try:
+                data = self.raw.read(ask)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise BundleError(f"corrupt gzip stream: {exc}") from None
+            if not data:
+                break
+            self.pos += len(data)
+            if self.pos > self.limit:
+                raise BundleError(
+                    f"decompresses to more than {self.limit} bytes (decompression bomb?)"
+                )
+            parts.append(data)
+            want -= len(data)
+        return b"".join(parts)
+
+
+def _octal(field: bytes, what: str) -> int:
+    if field[:1] and field[0] & 0x80:
+        raise BundleError(f"tar header {what} uses base-256 numbers (not supported)")
+    text = field.split(b"\0", 1)[0].strip(b" ")
+    if not text:
+        return 0
+    if any(c not in b"01234567" for c in text):
+        raise BundleError(f"corrupt tar header ({what} is not an octal number)")
+    return int(text, 8)
+
+
+def _cstr(field: bytes) -> bytes:
+    return field.split(b"\0", 1)[0]
+
+
+def _parse_pax(data: bytes) -> dict[str, bytes]:
+    records: dict[str, bytes] = {}
+    pos = 0
+    while pos < len(data):
+        space = data.find(b" ", pos, pos + 20)
+        try:
+            length = int(data[pos:space]) if space > pos else 0
+        except ValueError:
+            length = 0
+        record = data[pos : pos + length]
+        if length <= space - pos or len(record) != length or not record.endswith(b"\n"):
+            raise BundleError("corrupt PAX header")
+        key, sep, value = record[space - pos + 1 : -1].partition(b"=")
+        if not sep:
+            raise BundleError("corrupt PAX header")
+        records[key.decode("utf-8", "replace")] = value
+        pos += length
+    return records
+
+
+def _decode_name(raw: bytes) -> str:
+    # undecodable bytes become lone surrogates, which path_problem then rejects
+    return raw.decode("utf-8", "surrogateescape")
+
+
+class _TarReader:
+    """A strict, bounded reader of gzip-compressed ustar/PAX archives."""
+
+    def __init__(self, fileobj: IO[bytes], limits: Limits) -> None:
+        self.limits = limits
+        self.gz = gzip.GzipFile(fileobj=fileobj, mode="rb")
+        self.stream = _Bounded(self.gz, limits.max_stream_bytes)
+        self.pos = 0  # offset in the decompressed stream
+        self.data_end = 0  # where the current member's padded data ends
+
+    def _read(self, n: int) -> bytes:
+        data = self.stream.read(n)
+        self.pos += len(data)
+        return data
+
+    def _read_exact(self, n: int, what: str) -> bytes:
+        data = self._read(n)
+        if len(data) != n:
+            raise BundleError(f"truncated archive (in {what})")
+        return data
+
+    def _skip_to(self, pos: int) -> None:
+        while self.pos < pos:
+            if not self._read(min(_CHUNK, pos - self.pos)):
+                raise BundleError("truncated archive (in member data)")
+
+    def _header(self, block: bytes) -> tuple[bytes, int, int, bytes]:
+        stored = _octal(block[148:156], "checksum")
+        if stored != sum(block[:148]) + 256 + sum(block[156:]):
+            # some old tars summed signed bytes
+            signed = struct.unpack("148b", block[:148]) + struct.unpack("356b", block[156:])
+            if stored != sum(signed) + 256:
+                raise BundleError("corrupt tar header (bad checksum)")
+        magic = block[257:263]
+        if magic not in (b"ustar\x00", b"ustar "):
+            raise BundleError("not a ustar/PAX tar archive")
+        name = _cstr(block[0:100])
+        if magic == b"ustar\x00" and _cstr(block[345:500]):
+            name = _cstr(block[345:500]) + b"/" + name
+        return name, _octal(block[100:108], "mode"), _octal(block[124:136], "size"), block[156:157]
+
+    def members(self) -> Iterator[_Member]:
+        pax: dict[str, bytes] = {}
+        long_name: bytes | None = None
+        pending = 0  # extended headers since the last member
+        count = 0
+        while True:
+            self._skip_to(self.data_end)
+            block = self._read(_BLOCK)
+            if len(block) != _BLOCK:
+                raise BundleError("truncated archive (no end-of-archive marker)")
+            if block == _ZERO_BLOCK:
+                self._check_trailer()
+                return
+            raw_name, mode, size, typeflag = self._header(block)
+            if typeflag in (b"x", b"L", b"K"):
+                pending += 1
+                if pending > 3:  # one each of x, L, K is all a member can use
+                    raise BundleError("more than 3 extended headers before a member")
+                self.data_end = self.pos + size + (-size % _BLOCK)
+                if size > self.limits.max_header_bytes:
+                    raise BundleError(f"oversized extended header ({size} bytes)")
+                data = self._read_exact(size, "an extended header")
+                if typeflag == b"x":
+                    pax.update(_parse_pax(data))
+                elif typeflag == b"L":
+                    long_name = _cstr(data)
+                else:  # GNU long link name: only links use it, and links are refused
+                    pax["linkpath"] = _cstr(data)
+                continue
+            if typeflag == b"g":
+                raise BundleError("global PAX header (not supported)")
+            if "size" in pax:  # a PAX size applies to the member that follows its header
+                if not pax["size"].isdigit():
+                    raise BundleError("corrupt PAX header (size)")
+                size = int(pax["size"])
+            data_start = self.pos
+            self.data_end = data_start + size + (-size % _BLOCK)
+            if "hdrcharset" in pax and pax["hdrcharset"] != b"ISO-IR 10646 2000 UTF-8":
+                raise BundleError("member names are not UTF-8 (PAX hdrcharset)")
+            name_bytes = pax.get("path", long_name if long_name is not None else raw_name)
+            kind = _TAR_KINDS.get(typeflag, "other")
+            if any(key.startswith("GNU.sparse") for key in pax) or typeflag == b"S":
+                kind = "sparse"
+            pax, long_name, pending = {}, None, 0
+            count += 1
+            if count > self.limits.max_members:
+                raise BundleError(f"more than {self.limits.max_members} members")
+            yield _Member(_decode_name(name_bytes), kind, size, mode, data_start)
+
+    def chunks(self, member: _Member) -> Iterator[bytes]:
+        if self.pos != member.ref:
+            raise BundleError("internal error: member data read out of order")
+        left = member.size
+        while left:
+            data = self._read(min(_CHUNK, left))
+            if not data:
+                raise BundleError(f"truncated archive (in {show(member.name)})")
+            left -= len(data)
+            yield data
+
+    def _check_trailer(self) -> None:
+        # after the end-of-archive block only zero padding may follow: data hidden there
+        # would be seen by readers that ignore the marker (tar -i); and a bounded amount,
+        # so that gigabytes of compressed zeros cost nothing to reject
+        end = self.pos
+        while data := self._read(_CHUNK):
+            if data.count(0) != len(data):
+                raise BundleError("data after the end-of-archive marker")
+            if self.pos - end > self.limits.max_padding_bytes:
+                raise BundleError(
+                    f"more than {self.limits.max_padding_bytes} bytes of padding after the "
+                    "end-of-archive marker (decompression bomb?)"
+                )
+
+
+def _check_zip_directory(f: IO[bytes], limits: Limits) -> None:
+    """Count the central directory's entries before zipfile parses (and allocates) them.
+
+    zipfile reads the whole directory whatever the end record's count says, so a flood is
+    refused here: the end record must be where the directory ends (no prepended or hidden
+    data), and the directory is walked header by header up to the member bound.
+    """
+    f.seek(0, os.SEEK_END)
+    size = f.tell()
+    start = max(0, size - 22 - _ZIP_COMMENT_MAX)
+    f.seek(start)
+    tail = f.read()
+    pos = len(tail)
+    while True:
+        pos = tail.rfind(b"PK\x05\x06", 0, pos)
+        if pos < 0:
+            raise BundleError("not a zip archive (no end-of-central-directory record)")
+        if pos + 22 <= len(tail):
+            (comment_len,) = struct.unpack("<H", tail[pos + 20 : pos + 22])
+            if pos + 22 + comment_len == len(tail):
+                break
+    disk, cd_disk, on_disk, total, cd_size, cd_offset = struct.unpack(
+        "<HHHHII", tail[pos + 4 : pos + 20]
+    )
+    if (
+        total == 0xFFFF
+        or cd_size == 0xFFFFFFFF
+        or cd_offset == 0xFFFFFFFF
+        or (pos >= 20 and tail[pos - 20 : pos - 16] == b"PK\x06\x07")
+    ):
+        raise BundleError("zip64 archives are not supported")
+    if disk or cd_disk or on_disk != total:
+        raise BundleError("multi-disk zip archives are not supported")
+    if total > limits.max_members + 1:  # + 1: a manifest.json member
+        raise BundleError(f"more than {limits.max_members} members")
+    if cd_offset + cd_size != start + pos:
+        raise BundleError("zip central directory is not where its end record says")
+    if cd_size > (limits.max_members + 1) * 4096:
+        raise BundleError("zip central directory is too large")
+    f.seek(cd_offset)
+    directory = f.read(cd_size)
+    count = offset = 0
+    while offset < len(directory):
+        if directory[offset : offset + 4] != b"PK\x01\x02" or offset + 46 > len(directory):
+            raise BundleError("corrupt zip central directory")
+        name_len, extra_len, comment_len = struct.unpack(
+            "<HHH", directory[offset + 28 : offset + 34]
+        )
+        offset += 46 + name_len + extra_len + comment_len
+        count += 1
+        if count > limits.max_members + 1:
+            raise BundleError(f"more than {limits.max_members} members")
+    if count != total:
+        raise BundleError("zip end record and central directory disagree on the entry count")
+    f.seek(0)
+
+
+def _zip_kind(info: zipfile.ZipInfo) -> str:
+    if info.is_dir():
+        return "dir"
+    mode = info.external_attr >> 16
+    fmt = stat.S_IFMT(mode)
+    if info.create_system != 3 or not fmt or stat.S_ISREG(fmt):
+        return "file"
+    return {
+        stat.S_IFLNK: "symlink",
+        stat.S_IFDIR: "dir",
+        stat.S_IFIFO: "fifo",
+        stat.S_IFCHR: "device",
+        stat.S_IFBLK: "device",
+    }.get(fmt, "other")
+
+
+# --- checking members against the manifest ---------------------------------------------------
+
+
+@dataclass
+class _Expect:
+    skill: str
+    path: str
+    digest: str
+    size: int | None
+    executable: bool | None
+
+
+class _Sink:
+    """Where ``unpack`` writes verified members: a fresh directory of its own."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def open(self, name: str) -> tuple[IO[bytes], Path]:
+        parts = name.split("/")
+        current = self.root
+        for part in parts[:-1]:
+            current = current / part
+            if not current.is_dir():
+                os.mkdir(current)
+                os.chmod(current, 0o755)
+        path = current / parts[-1]
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags | getattr(os, "O_BINARY", 0), 0o600)
+        return os.fdopen(fd, "wb"), path
+
+
+@dataclass
+class _Checker:
+    """Checks each member against the manifest; the only place members are judged."""
+
+    expected: dict[str, _Expect]
+    limits: Limits
+    check_modes: bool = True
+    sink: _Sink | None = None
+    where: str = "archive"
+    seen: dict[str, str] = field(default_factory=dict)  # collision key -> name
+    dirs: dict[str, str] = field(default_factory=dict)  # collision key of parents -> name
+    refs: dict[str, Any] = field(default_factory=dict)  # name -> how to read it again
+    total: int = 0
+    count: int = 0
+
+    def member(self, m: _Member, chunks: Callable[[], Iterator[bytes]]) -> None:
+        self.count += 1
+        if self.count > self.limits.max_members:
+            raise BundleError(f"more than {self.limits.max_members} members")
+        if m.kind == "dir":  # tar and zip spell directory entries with a trailing slash
+            m.name = m.name.rstrip("/")
+        problem = path_problem(m.name)
+        if problem:
+            raise BundleError(f"unsafe member path {show(m.name)}: {problem}")
+        if m.kind != "file":
+            reason = _KIND_REASONS.get(m.kind, _KIND_REASONS["other"])
+            raise BundleError(f"member {show(m.name)} {reason}")
+        key = collision_key(m.name)
+        if key in self.seen:
+            what = "duplicate member" if self.seen[key] == m.name else "case-colliding members"
+            raise BundleError(f"{what} {show(self.seen[key])} and {show(m.name)}")
+        if key in self.dirs:
+            raise BundleError(
+                f"member {show(m.name)} collides with directory {show(self.dirs[key])}"
+            )
+        parts = m.name.split("/")
+        for i in range(1, len(parts)):
+            prefix = "/".join(parts[:i])
+            pkey = collision_key(prefix)
+            if pkey in self.seen:
+                raise BundleError(f"member {show(m.name)} is below file {show(self.seen[pkey])}")
+            self.dirs.setdefault(pkey, prefix)
+        self.seen[key] = m.name
+        expect = self.expected.get(m.name)
+        if expect is None:
+            raise BundleError(f"member {show(m.name)} is not listed in the manifest")
+        if expect.size is not None and m.size != expect.size:
+            raise BundleError(
+                f"size mismatch for {show(m.name)}: {m.size} bytes, the manifest says {expect.size}"
+            )
+        self.total += m.size
+        if self.total > self.limits.max_total_bytes:
+            raise BundleError(
+                f"files total more than {self.limits.max_total_bytes} bytes (decompression bomb?)"
+            )
+        if (
+            self.check_modes
+            and expect.executable is not None
+            and bool(m.mode & 0o111) != expect.executable
+        ):
+            raise BundleError(f"mode of {show(m.name)} does not match the manifest's `executable`")
+        digest = hashlib.sha256()
+        size = 0
+        out, path = self.sink.open(m.name) if self.sink else (None, None)
+        try:
+            for chunk in chunks():
+                size += len(chunk)
+                if size > m.size:
+                    raise BundleError(f"{show(m.name)} is longer than its declared size")
+                digest.update(chunk)
+                if out is not None:
+                    out.write(chunk)
+        finally:
+            if out is not None:
+                out.close()
+        if size != m.size:
+            raise BundleError(f"{show(m.name)} is shorter than its declared size")
+        if "sha256:" + digest.hexdigest() != expect.digest:
+            raise BundleError(
+                f"digest mismatch for {show(m.name)}: content differs from the manifest"
+            )
+        if path is not None:
+            os.chmod(path, 0o755 if expect.executable else 0o644)
+        self.refs[m.name] = m.ref
+
+    def finish(self) -> None:
+        missing = sorted(set(self.expected) - set(self.refs), key=lambda n: n.encode("utf-8"))
+        if missing:
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise BundleError(
+                f"{show(missing[0])} is listed in the manifest but missing "
+                f"from the {self.where}{more}"
+            )
+
+
+_VALIDATOR: Any = None
+
+
+def _validator() -> Any:
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        import jsonschema  # lazy: heavy, and only verify needs it
+
+        schema_path = Path(__file__).parent / "schemas" / "manifest.schema.json"
+        schema = json.loads(schema_path.read_text(encoding="utf-8"))
+        _VALIDATOR = jsonschema.Draft202012Validator(schema)
+    return _VALIDATOR
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise BundleError(f"manifest has duplicate key {show(key)}")
+        result[key] = value
+    return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise BundleError(f"manifest contains {name}, which is not JSON")
+
+
+def parse_manifest(
+    data: bytes, limits: Limits = DEFAULT_LIMITS, *, rfc_paths: bool = False
+) -> dict[str, Any]:
+    """Parse and check a manifest without trusting it: strict UTF-8 JSON without duplicate
+    keys, valid against ``manifest.schema.json``, unique names, safe and non-colliding paths
+    (the RFC's path rules too when ``rfc_paths``), bounded counts and sizes, and every skill
+    digest equal to the one its files' digests give."""
+    if len(data) > limits.max_manifest_bytes:
+        raise BundleError(f"manifest is larger than {limits.max_manifest_bytes} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BundleError("manifest is not UTF-8") from None
+    try:
+        manifest = json.loads(
+            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant
+        )
+    except (ValueError, RecursionError) as exc:
+        raise BundleError(f"manifest is not valid JSON: {str(exc).splitlines()[0]}") from None
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(manifest))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        message = " ".join(error.message.split())
+        if len(message) > 160:
+            message = message[:160] + "…"
+        raise BundleError(f"manifest does not match its schema at {where}: {message}")
+    names: set[str] = set()
+    files = 0
+    total = 0
+    for entry in manifest["skills"]:
+        name = entry["name"]
+        if name in names:
+            raise BundleError(f"manifest lists skill {show(name)} twice")
+        names.add(name)
+        keys: set[str] = set()
+        for fe in entry["files"]:
+            path = fe["path"]
+            problem = (rfc_path_problem if rfc_paths else path_problem)(path)
+            if problem:
+                raise BundleError(f"manifest path {show(name + '/' + path)}: {problem}")
+            key = collision_key(path)
+            if key in keys:
+                raise BundleError(
+                    f"manifest lists {show(name + '/' + path)} twice (or case-colliding)"
+                )
+            keys.add(key)
+            total += fe.get("size", 0)
+        files += len(entry["files"])
+        if skill_digest((fe["path"], fe["digest"]) for fe in entry["files"]) != entry["digest"]:
+            raise BundleError(f"skill digest of {show(name)} does not match its files' digests")
+    if files > limits.max_members:
+        raise BundleError(f"manifest lists more than {limits.max_members} files")
+    if total > limits.max_total_bytes:
+        raise BundleError(f"manifest files total more than {limits.max_total_bytes} bytes")
+    return manifest
+
+
+def _expectations(manifest: dict[str, Any], prefix: bool = True) -> dict[str, _Expect]:
+    expected = {}
+    for entry in manifest["skills"]:
+        for fe in entry["files"]:
+            name = f"{entry['name']}/{fe['path']}" if prefix else fe["path"]
+            expected[name] = _Expect(
+                entry["name"], fe["path"], fe["digest"], fe.get("size"), fe.get("executable")
+            )
+    return expected
+
+
+# --- verification ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """What ``verify`` established about a bundle."""
+
+    path: Path
+    kind: str  # "tar.gz", "zip", "well-known" or "directory" (an unpacked bundle)
+    digest: str  # sha256 of the bundle file; of index.json / manifest.json for a directory
+    manifest: dict[str, Any]
+    files: int
+    size: int  # bytes of all files, uncompressed
+    refs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    manifest_bytes: bytes = field(default=b"", repr=False, compare=False)
+
+    @property
+    def skills(self) -> list[str]:
+        return [entry["name"] for entry in self.manifest["skills"]]
+
+    def summary(self) -> str:
+        skills = len(self.manifest["skills"])
+        return (
+            f"{self.path}: OK ({self.kind}, {skills} skill{'s' * (skills != 1)}, "
+            f"{self.files} file{'s' * (self.files != 1)}, {self.size} bytes, {self.digest})"
+        )
+
+
+def _sha256_file(f: IO[bytes]) -> str:
+    f.seek(0)
+    digest = hashlib.sha256()
+    while chunk := f.read(_CHUNK):
+        digest.update(chunk)
+    f.seek(0)
+    return "sha256:" + digest.hexdigest()
+
+
+def _detect(f: IO[bytes]) -> str:
+    head = f.read(4)
+    f.seek(0)
+    if head[:2] == b"\x1f\x8b":
+        return "tar.gz"
+    if head in (b"PK\x03\x04", b"PK\x05\x06"):
+        return "zip"
+    raise BundleError("not a bundle (neither a gzip-compressed tar nor a zip archive)")
+
+
+def _check_archive(
+    f: IO[bytes],
+    kind: str,
+    limits: Limits,
+    sink: _Sink | None,
+    expected: dict[str, _Expect] | None = None,
+) -> tuple[dict[str, Any] | None, bytes | None, _Checker]:
+    """Check an archive's members. ``expected`` None: a bundle, whose manifest comes first
+    (tar) or in the comment (zip); otherwise a per-skill package checked against it."""
+    manifest = manifest_bytes = None
+    if kind == "tar.gz":
+        reader = _TarReader(f, limits)
+        members = reader.members()
+        if expected is None:
+            first = next(members, None)
+            if first is None or first.name != MANIFEST_NAME or first.kind != "file":
+                found = "nothing" if first is None else show(first.name)
+                raise BundleError(f"manifest.json must be the first member (found {found})")
+            if first.size > limits.max_manifest_bytes:
+                raise BundleError(f"manifest.json is larger than {limits.max_manifest_bytes} bytes")
+            manifest_bytes = b"".join(reader.chunks(first))
+            manifest = parse_manifest(manifest_bytes, limits)
+            expected = _expectations(manifest)
+        checker = _Checker(expected, limits, sink=sink)
+        for m in members:
+            checker.member(m, lambda m=m: reader.chunks(m))
+    else:
+        _check_zip_directory(f, limits)
+        try:
+            zf = zipfile.ZipFile(f)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise BundleError(f"not a valid zip archive: {exc}") from None
+        with zf:
+            infos = zf.infolist()
+            if expected is None:
+                if infos and infos[0].filename == MANIFEST_NAME:
+                    info = infos.pop(0)
+                    if info.file_size > limits.max_manifest_bytes:
+                        raise BundleError(
+                            f"manifest.json is larger than {limits.max_manifest_bytes} bytes"
+                        )
+                    manifest_bytes = _zip_read(zf, info, limits.max_manifest_bytes)
+                elif zf.comment:
+                    manifest_bytes = zf.comment
+                else:
+                    raise BundleError(
+                        "no manifest (no archive comment, no first member manifest.json)"
+                    )
+                manifest = parse_manifest(manifest_bytes, limits)
+                expected = _expectations(manifest)
+            checker = _Checker(expected, limits, sink=sink)
+            for info in infos:
+                if info.flag_bits & 0x1:
+                    raise BundleError(f"member {show(info.filename)} is encrypted")
+                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                    raise BundleError(
+                        f"member {show(info.filename)} uses an unsupported compression method"
+                    )
+                m = _Member(
+                    info.filename,
+                    _zip_kind(info),
+                    info.file_size,
+                    info.external_attr >> 16,
+                    info.filename,
+                )
+                checker.member(m, lambda info=info: _zip_chunks(zf, info))
+    checker.finish()
+    return manifest, manifest_bytes, checker
+
+
+def _zip_chunks(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Iterator[bytes]:
+    try:
+        with zf.open(info) as fh:
+            while chunk := fh.read(_CHUNK):
+                yield chunk
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
+        raise BundleError(f"corrupt zip member {show(info.filename)}: {exc}") from None
+
+
+def _zip_read(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
+    data = b"".join(_zip_chunks(zf, info))
+    if len(data) > limit:
+        raise BundleError(f"{show(info.filename)} is larger than {limit} bytes")
+    return data
+
+
+def _open_regular(path: Path) -> IO[bytes]:
+    """Open a bundle file for reading; a FIFO or device there fails instead of blocking."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise BundleError(f"{path}: cannot open: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise BundleError(f"{path}: not a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def _verify_file(
+    path: Path, limits: Limits, expect: str | None, sink: _Sink | None = None
+) -> VerifyResult:
+    with _open_regular(path) as f:
+        digest = _sha256_file(f)
+        if expect is not None and digest != expect:
+            raise BundleError(f"bundle digest is {digest}, expected {expect}")
+        kind = _detect(f)
+        manifest, manifest_bytes, checker = _check_archive(f, kind, limits, sink)
+    assert manifest is not None and manifest_bytes is not None
+    return VerifyResult(
+        path, kind, digest, manifest, len(checker.refs), checker.total, checker.refs, manifest_bytes
+    )
+
+
+def _walk_dir(root: Path, top: str, limits: Limits) -> Iterator[_Member]:
+    """Every entry under ``root/top`` as a member, without following any link."""
+    stack = [top]
+    count = 0
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            entries = sorted(os.scandir(root / rel_dir), key=lambda e: e.name)
+        except OSError as exc:
+            raise BundleError(f"{root / rel_dir}: cannot read: {exc.strerror or exc}") from None
+        for entry in entries:
+            count += 1
+            if count > limits.max_members:
+                raise BundleError(f"more than {limits.max_members} files")
+            rel = f"{rel_dir}/{entry.name}"
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(rel)
+                continue
+            if stat.S_ISREG(st.st_mode):
+                kind = "file"
+            elif stat.S_ISLNK(st.st_mode):
+                kind = "symlink"
+            elif stat.S_ISFIFO(st.st_mode):
+                kind = "fifo"
+            elif stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+                kind = "device"
+            else:
+                kind = "other"
+            yield _Member(rel, kind, st.st_size, st.st_mode, rel)
+
+
+def _file_chunks(root: Path, rel: str) -> Iterator[bytes]:
+    try:
+        fd = open_in_root(root, rel)
+    except CatalogError as exc:
+        raise BundleError(str(exc)) from None
+    with os.fdopen(fd, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            yield chunk
+
+
+def _verify_dir(path: Path, limits: Limits, expect: str | None) -> VerifyResult:
+    present = [n for n in (INDEX_NAME, MANIFEST_NAME) if os.path.lexists(path / n)]
+    if len(present) != 1:
+        raise BundleError(
+            f"{path}: a bundle directory holds exactly one of index.json (well-known) "
+            "or manifest.json (unpacked bundle)"
+        )
+    kind = "well-known" if present[0] == INDEX_NAME else "directory"
+    try:
+        data = read_in_root(path, present[0], limits.max_manifest_bytes)
+    except CatalogError as exc:
+        raise BundleError(str(exc)) from None
+    digest = file_digest(data)
+    if expect is not None and digest != expect:
+        raise BundleError(f"{present[0]} digest is {digest}, expected {expect}")
+    manifest = parse_manifest(data, limits, rfc_paths=kind == "well-known")
+    allowed = {present[0]: "file"}
+    packages: dict[str, dict[str, Any]] = {}
+    for entry in manifest["skills"]:
+        allowed[entry["name"]] = "dir"
+        if "package" in entry:
+            base = posixpath.basename(urllib.parse.urlsplit(entry["package"]["url"]).path)
+            if path_problem(base) or base in allowed:
+                raise BundleError(f"package url of {show(entry['name'])} names no local archive")
+            allowed[base] = "file"
+            packages[base] = entry
+    for item in sorted(os.scandir(path), key=lambda e: e.name):
+        want = allowed.get(item.name)
+        st = item.stat(follow_symlinks=False)
+        ok = stat.S_ISDIR(st.st_mode) if want == "dir" else stat.S_ISREG(st.st_mode)
+        if want is None or not ok:
+            raise BundleError(f"unexpected entry {show(item.name)} in {path}")
+    checker = _Checker(_expectations(manifest), limits, check_modes=False, where="directory")
+    for entry in manifest["skills"]:
+        name = entry["name"]
+        if not (path / name).is_dir():
+            raise BundleError(f"skill directory {show(name)} is missing")
+        for m in _walk_dir(path, name, limits):
+            checker.member(m, lambda m=m: _file_chunks(path, m.name))
+    checker.finish()
+    for base, entry in packages.items():
+        try:
+            fd = open_in_root(path, base)
+        except CatalogError as exc:
+            raise BundleError(str(exc)) from None
+        with os.fdopen(fd, "rb") as f:
+            if _sha256_file(f) != entry["package"]["digest"]:
+                raise BundleError(f"package {show(base)} does not match its digest")
+            try:
+                _check_archive(
+                    f, _detect(f), limits, None, _expectations({"skills": [entry]}, False)
+                )
+            except BundleError as exc:
+                raise BundleError(f"package {show(base)}: {exc}") from None
+    return VerifyResult(
+        path, kind, digest, manifest, len(checker.refs), checker.total, checker.refs, data
+    )
+
+
+def verify(
+    path: Path, expect_digest: str | None = None, *, limits: Limits = DEFAULT_LIMITS
+) -> VerifyResult:
+    """Check a bundle file (tar.gz or zip) or a bundle directory (well-known or unpacked)
+    without trusting it; raise ``BundleError`` with a one-line reason on the first problem.
+
+    Checks: the optional pinned digest (of the file; of index.json/manifest.json for a
+    directory) first; the manifest (see ``parse_manifest``); every member a regular file with a
+    safe relative path, no duplicate or case-colliding names, listed in the manifest with its
+    size, mode and digest; nothing listed missing; member count and uncompressed size bounded;
+    for a well-known directory, each package archive's digest and contents too.
+    """
+    path = Path(path)
+    expect = _parse_expect(expect_digest)
+    if path.is_dir():
+        return _verify_dir(path, limits, expect)
+    return _verify_file(path, limits, expect)
+
+
+# --- unpacking -----------------------------------------------------------------------------
+
+
+def unpack(
+    path: Path,
+    dest: Path,
+    expect_digest: str | None = None,
+    force: bool = False,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+) -> VerifyResult:
+    """Verify the bundle file ``path``, then extract it to ``dest``.
+
+    ``dest`` gets ``manifest.json`` and ``<name>/<path>`` for every file (modes 0644/0755),
+    so ``verify(dest)`` and ``open_bundle(dest)`` work on it. Extraction happens in a new
+    directory beside ``dest`` (the archive is checked again while writing) which is then
+    renamed into place: nothing is written outside ``dest`` and a failure or an interrupt
+    leaves ``dest`` as it was. An existing non-empty ``dest`` is replaced only with ``force``.
+    """
+    path, dest = Path(path), Path(dest)
+    if path.is_dir():
+        raise BundleError(f"{path}: is a directory; unpack takes a bundle file")
+    result = verify(path, expect_digest, limits=limits)  # nothing is written for a bad bundle
+    if os.path.lexists(dest):
+        if dest.is_symlink() or not dest.is_dir():
+            raise BundleError(f"{dest}: exists and is not a directory")
+        if any(os.scandir(dest)) and not force:
+            raise BundleError(f"{dest}: is not empty (use --force to replace it)")
+    parent = dest.absolute().parent
+    if not parent.is_dir():
+        raise BundleError(f"{parent}: directory does not exist")
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{dest.name}.", suffix=".unpack"))
+    try:
+        # the second pass pins the digest the first one saw: a bundle swapped in between fails
+        _verify_file(path, limits, result.digest, _Sink(tmp))
+        _write_new_file(tmp, MANIFEST_NAME, result.manifest_bytes, False)
+        os.chmod(tmp, 0o755)
+        _swap_dir(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return result
+
+
+# --- the loader API ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BundledSkill:
+    """One skill as its verified manifest entry describes it."""
+
+    name: str
+    description: str
+    digest: str
+    files: tuple[str, ...]
+    references: tuple[str, ...]
+    entry: dict[str, Any] = field(repr=False, compare=False)
+
+
+class Bundle:
+    """A verified bundle or bundle directory, read lazily (see ``open_bundle``)."""
+
+    def __init__(self, result: VerifyResult, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.path = result.path
+        self.kind = result.kind
+        self.digest = result.digest
+        self.manifest = result.manifest
+        self._refs = result.refs
+        self._limits = limits
+        self._skills = {
+            e["name"]: BundledSkill(
+                name=e["name"],
+                description=e["description"],
+                digest=e["digest"],
+                files=tuple(fe["path"] for fe in e["files"]),
+                references=tuple(e.get("references", ())),
+                entry=e,
+            )
+            for e in self.manifest["skills"]
+        }
+
+    def __repr__(self) -> str:
+        return f"Bundle({str(self.path)!r}, kind={self.kind!r}, skills={len(self._skills)})"
+
+    def names(self) -> list[str]:
+        """Skill names, sorted."""
+        return sorted(self._skills)
+
+    def skills(self) -> list[BundledSkill]:
+        return [self._skills[name] for name in self.names()]
+
+    def skill(self, name: str) -> BundledSkill:
+        try:
+            return self._skills[name]
+        except KeyError:
+            raise BundleError(f"no skill named {show(name)} in {self.path}") from None
+
+    def _file(self, name: str, path: str) -> tuple[str, dict[str, Any]]:
+        for fe in self.skill(name).entry["files"]:
+            if fe["path"] == path:
+                return f"{name}/{path}", fe
+        raise BundleError(f"skill {show(name)} has no file {show(path)}")
+
+    def read_bytes(self, name: str, path: str = SKILL_FILE) -> bytes:
+        """One file of one skill, read from the bundle now and checked against its digest."""
+        member, fe = self._file(name, path)
+        ref = self._refs[member]
+        try:
+            if self.kind == "tar.gz":
+                with _open_regular(self.path) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+                    gz.seek(ref)  # decompresses up to the member: bounded by verification
+                    data = gz.read(fe.get("size", self._limits.max_total_bytes))
+            elif self.kind == "zip":
+                with _open_regular(self.path) as raw, zipfile.ZipFile(raw) as zf:
+                    data = b"".join(_zip_chunks(zf, zf.getinfo(ref)))
+            else:
+                data = read_in_root(self.path, ref, self._limits.max_total_bytes)
+        except (OSError, EOFError, zlib.error, KeyError, zipfile.BadZipFile, CatalogError) as exc:
+            raise BundleError(f"cannot read {show(member)} from {self.path}: {exc}") from None
+        if file_digest(data) != fe["digest"]:
+            raise BundleError(f"{show(member)} changed since the bundle was verified")
+        return data
+
+    def read_text(self, name: str, path: str = SKILL_FILE) -> str:
+        """``read_bytes`` decoded as UTF-8 (a BOM is dropped)."""
+        try:
+            return self.read_bytes(name, path).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise BundleError(f"{show(name + '/' + path)} is not UTF-8 text") from None
+
+    def catalog_xml(self, location_prefix: str = "") -> str:
+        """The ``<available_skills>`` block (as skills-ref's ``to_prompt`` writes it), each
+        location being ``{location_prefix}{name}/SKILL.md``. With the absolute path of an
+        unpacked copy plus ``/`` as prefix it equals ``to_prompt`` on the unpacked skills."""
+        return render_xml_entries(
+            (s.name, s.description, f"{location_prefix}{s.name}/{SKILL_FILE}")
+            for s in self.skills()
+        )
+
+    def catalog_markdown(self) -> str:
+        return render_markdown(self.manifest)
+
+
+def open_bundle(
+    path: Path | str, expect_digest: str | None = None, *, limits: Limits = DEFAULT_LIMITS
+) -> Bundle:
+    """Verify a bundle file or directory (see ``verify``) and return it for lazy reading."""
+    return Bundle(verify(Path(path), expect_digest, limits=limits), limits)

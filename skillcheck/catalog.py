@@ -1,0 +1,621 @@
+"""Catalog manifest: which files a skill ships, their digests, and the renderings.
+
+The manifest is a valid Agent Skills Discovery index (Cloudflare's "Agent Skills Discovery
+via Well-Known URIs" RFC, v0.2.0) extended with fields RFC clients ignore (DESIGN §9).
+It is built on the loaded ``Skill`` model; nothing here re-walks a skill directory.
+
+Every read of a skill file goes through ``read_shipped``, which opens the file relative to
+the skill root one path component at a time without following links, so a file swapped for
+a symlink after the walk cannot make us read outside the skill.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import html
+import itertools
+import json
+import os
+import posixpath
+import re
+import stat
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from skillcheck.model import Skill, SkillFile
+
+INDEX_VERSION = "0.2.0"  # the RFC's index version this manifest conforms to
+SKILL_FILE = "SKILL.md"
+SKILLIGNORE = ".skillignore"
+
+MAX_FILE_BYTES = 256 * 1024 * 1024  # a single shipped file larger than this is refused
+MAX_SKILLIGNORE_BYTES = 1024 * 1024
+
+# Never shipped (gitignore syntax, relative to the skill root). A `.skillignore` is applied
+# after these, so a `!pattern` there can re-include a file (not a file under an excluded
+# directory: as in git, a file cannot be re-included if a parent directory is excluded).
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    # version control
+    ".git/",
+    ".hg/",
+    ".svn/",
+    ".bzr/",
+    ".jj/",
+    "_darcs/",
+    "CVS/",
+    # OS junk
+    ".DS_Store",
+    "Thumbs.db",
+    # Python caches and tool state
+    "__pycache__/",
+    "*.pyc",
+    "*.pyo",
+    ".pytest_cache/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    ".hypothesis/",
+    ".tox/",
+    ".nox/",
+    ".skillcheck_cache/",
+    # dependencies and virtualenvs (any directory holding a pyvenv.cfg is excluded too)
+    "node_modules/",
+    ".venv/",
+    "venv/",
+    # secrets
+    ".env*",
+    # build output
+    "/build/",
+    "/dist/",
+    "*.egg-info/",
+    # nested archives
+    "*.zip",
+    "*.tar",
+    "*.tar.gz",
+    "*.tgz",
+    "*.tar.bz2",
+    "*.tbz2",
+    "*.tar.xz",
+    "*.txz",
+    "*.tar.zst",
+    "*.7z",
+    "*.rar",
+    "*.skill",
+    # packaging metadata of the skill itself
+    "/.skillignore",
+)
+
+_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")  # the RFC's {skill-name} rule
+_RFC_PATH_FORBIDDEN = set("\\?#[]")
+_TOOL_SPLIT_RE = re.compile(r"[\s,]")
+
+
+class CatalogError(Exception):
+    """A skill cannot be catalogued or shipped. The message is one line and names the file."""
+
+
+# --- digests (RFC "Integrity and Verification") ----------------------------------------------
+
+
+def file_digest(data: bytes) -> str:
+    """``sha256:{hex}`` of a file's raw bytes."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def skill_digest(files: Iterable[tuple[str, str]]) -> str:
+    """The RFC skill-level digest of ``(path, digest)`` pairs.
+
+    SHA-256 over the lines ``{path}\\0{hex}\\n`` sorted by path in byte order, where hex is
+    the file digest without its ``sha256:`` prefix (both forms are accepted here).
+    """
+    lines = []
+    for path, digest in files:
+        hex_ = digest.removeprefix("sha256:")
+        lines.append(path.encode("utf-8") + b"\0" + hex_.encode("ascii") + b"\n")
+    lines.sort()  # byte order of the path: the NUL separator sorts before every path byte
+    return "sha256:" + hashlib.sha256(b"".join(lines)).hexdigest()
+
+
+# --- path rules ----------------------------------------------------------------------------
+
+
+def show(text: str, limit: int = 120) -> str:
+    """Quote a name from a skill or bundle for a one-line message, escaping anything
+    (control, format, separator characters) that could break a terminal or a log line."""
+    out = []
+    for ch in text[:limit]:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") or ch in "\\'":
+            out.append(ch.encode("unicode_escape", "backslashreplace").decode("ascii"))
+        else:
+            out.append(ch)
+    return "'" + "".join(out) + ("…" if len(text) > limit else "") + "'"
+
+
+def path_problem(rel: str) -> str | None:
+    """Why ``rel`` is not a safe relative POSIX path for any layout, or None."""
+    if not rel:
+        return "empty path"
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in rel):
+        return "file name is not valid UTF-8"
+    if any(unicodedata.category(ch) == "Cc" for ch in rel):
+        return "control character in file name"
+    if "\\" in rel:
+        return "backslash in path"
+    if rel.startswith("/") or re.match(r"^[A-Za-z]:", rel):
+        return "absolute path"
+    for part in rel.split("/"):
+        if part in ("", ".", ".."):
+            return "'..', '.' or empty path segment"
+        if len(part.encode("utf-8")) > 255:
+            return "path segment longer than 255 bytes"
+    if len(rel.encode("utf-8")) > 1024:
+        return "path longer than 1024 bytes"
+    return None
+
+
+def rfc_path_problem(rel: str) -> str | None:
+    """Why ``rel`` breaks the RFC's files-array rules (printable ASCII without \\ ? # [ ])."""
+    problem = path_problem(rel)
+    if problem:
+        return problem
+    for ch in rel:
+        if not 0x20 <= ord(ch) <= 0x7E or ch in _RFC_PATH_FORBIDDEN:
+            return (
+                f"character {show(ch)} not allowed by the discovery RFC "
+                "(printable ASCII without \\ ? # [ ])"
+            )
+    return None
+
+
+def collision_key(rel: str) -> str:
+    """Names that one filesystem or another would treat as the same file."""
+    return unicodedata.normalize("NFC", rel).casefold()
+
+
+# --- which files a skill ships ---------------------------------------------------------------
+
+
+def open_in_root(root: Path, rel: str) -> int:
+    """Open ``root/rel`` for reading without following any link under ``root``.
+
+    Each component is opened relative to its parent's descriptor with O_NOFOLLOW, so a
+    component swapped for a symlink fails instead of leading outside the skill; O_NONBLOCK
+    keeps a FIFO from blocking the open. Returns a descriptor on a regular file.
+    """
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    cloexec = getattr(os, "O_CLOEXEC", 0)
+    parts = rel.split("/")
+    try:
+        if nofollow and os.open in os.supports_dir_fd:
+            dir_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | cloexec
+            fd = os.open(root, dir_flags)
+            try:
+                for part in parts[:-1]:
+                    child = os.open(part, dir_flags | nofollow, dir_fd=fd)
+                    os.close(fd)
+                    fd = child
+                ffd = os.open(
+                    parts[-1],
+                    os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0) | cloexec,
+                    dir_fd=fd,
+                )
+            finally:
+                os.close(fd)
+        else:  # pragma: no cover - platforms without dir_fd (Windows): check each component
+            current = root
+            for part in parts:
+                current = current / part
+                if stat.S_ISLNK(os.lstat(current).st_mode):
+                    raise CatalogError(f"{current}: is a symbolic link")
+            ffd = os.open(current, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise CatalogError(f"{root / rel}: cannot open: {exc.strerror or exc}") from None
+    st = os.fstat(ffd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(ffd)
+        raise CatalogError(f"{root / rel}: not a regular file")
+    return ffd
+
+
+def read_in_root(root: Path, rel: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``root/rel``, read without following links (see ``open_in_root``)."""
+    fd = open_in_root(root, rel)
+    chunks = []
+    total = 0
+    try:
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:
+                raise CatalogError(f"{root / rel}: larger than {limit} bytes")
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def read_shipped(skill: Skill, sf: SkillFile) -> bytes:
+    """The content a shipped file contributes (for an in-skill symlink: its target's)."""
+    return read_in_root(skill.root, sf.link_target or sf.rel)
+
+
+def _ignore_spec(skill: Skill) -> Any:
+    import pathspec  # lazy: only catalog and pack need it
+
+    lines = list(DEFAULT_EXCLUDES)
+    # any directory holding a pyvenv.cfg is a virtualenv, whatever its name
+    for f in skill.files:
+        parent = posixpath.dirname(f.rel)
+        if posixpath.basename(f.rel) == "pyvenv.cfg" and parent:
+            lines.append("/" + _escape_glob(parent) + "/")
+    ignore = next((f for f in skill.files if f.rel == SKILLIGNORE and f.kind == "file"), None)
+    if ignore is not None:
+        raw = read_in_root(skill.root, SKILLIGNORE, MAX_SKILLIGNORE_BYTES)
+        lines.extend(raw.decode("utf-8", "replace").splitlines())
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except Exception as exc:  # pathspec raises several types for a malformed pattern
+        raise CatalogError(f"{skill.root / SKILLIGNORE}: invalid pattern: {exc}") from None
+
+
+def _escape_glob(text: str) -> str:
+    return re.sub(r"([\\*?\[\]!#])", r"\\\1", text)
+
+
+def _is_excluded(spec: Any, rel: str, is_dir: bool = False) -> bool:
+    # as in git, a path under an excluded directory stays excluded whatever a later `!` says
+    parts = rel.split("/")
+    for i in range(1, len(parts)):
+        if spec.match_file("/".join(parts[:i]) + "/"):
+            return True
+    return bool(spec.match_file(rel + ("/" if is_dir else "")))
+
+
+_KIND_WORDS = {
+    "fifo": "a FIFO",
+    "socket": "a socket",
+    "device": "a device file",
+    "other": "a special file",
+}
+
+
+def shipped_files(skill: Skill) -> list[SkillFile]:
+    """The files a bundle of ``skill`` contains, sorted by path (byte order).
+
+    Applies ``DEFAULT_EXCLUDES`` and the skill's ``.skillignore``. A symlink whose target
+    is a regular, shipped file inside the skill is returned as a ``file`` entry whose
+    ``link_target`` is the target's path relative to the skill root (its content is the
+    target's). Raises ``CatalogError`` for anything that cannot be shipped safely: a symlink
+    that escapes the skill, dangles, loops or points at a directory or an excluded file;
+    a FIFO, socket or device; an unreadable directory; a file name that is not UTF-8 or has
+    control characters; two names that collide on a case-insensitive or normalizing
+    filesystem.
+    """
+    from skillcheck.load import OPAQUE_DIRS  # directories the walk lists but never enters
+
+    spec = _ignore_spec(skill)
+    real_root = os.path.realpath(skill.root)
+    for path, reason in skill.walk_errors:
+        rel = _rel_to_root(skill, path)
+        if rel is None or not _is_excluded(spec, rel, is_dir=True):
+            raise CatalogError(f"{path}: {reason}")
+    shipped: list[SkillFile] = []
+    seen: dict[str, str] = {}
+    for f in sorted(skill.files, key=lambda f: f.rel.encode("utf-8", "surrogatepass")):
+        if _is_excluded(spec, f.rel, is_dir=f.kind == "dir"):
+            continue
+        if f.kind == "dir":
+            if posixpath.basename(f.rel) in OPAQUE_DIRS:  # re-included by a `!` pattern
+                raise CatalogError(f"{f.path}: directory was not walked; it cannot be shipped")
+            continue
+        problem = path_problem(f.rel)
+        if problem:
+            raise CatalogError(f"{f.path}: {problem}")
+        if f.kind == "file":
+            item = f
+        elif f.kind == "symlink":
+            item = _resolve_link(skill, f, real_root, spec)
+        else:
+            raise CatalogError(
+                f"{f.path}: is {_KIND_WORDS.get(f.kind, 'a special file')}; "
+                "only regular files can be shipped (remove it or list it in .skillignore)"
+            )
+        key = collision_key(f.rel)
+        if key in seen:
+            raise CatalogError(
+                f"{f.path}: name collides with {show(seen[key])} on case-insensitive or "
+                "normalizing filesystems"
+            )
+        seen[key] = f.rel
+        shipped.append(item)
+    # a file and a directory whose names collide ("a" and "A/b") cannot both be unpacked
+    for sf in shipped:
+        parts = sf.rel.split("/")
+        for i in range(1, len(parts)):
+            prefix = collision_key("/".join(parts[:i]))
+            if prefix in seen:
+                raise CatalogError(
+                    f"{sf.path}: directory name collides with file {show(seen[prefix])}"
+                )
+    return shipped
+
+
+def _rel_to_root(skill: Skill, path: Path) -> str | None:
+    try:
+        return Path(path).relative_to(skill.root).as_posix()
+    except ValueError:
+        return None
+
+
+def _resolve_link(skill: Skill, f: SkillFile, real_root: str, spec: Any) -> SkillFile:
+    where = f"{f.path}: symlink to {show(f.link_target or '?')}"
+    target = os.path.realpath(f.path)
+    if os.path.commonpath([real_root, target]) != real_root or target == real_root:
+        raise CatalogError(f"{where} leaves the skill directory; it cannot be shipped")
+    try:
+        st = os.stat(target)
+    except OSError as exc:
+        reason = "is a symlink loop" if exc.errno == errno.ELOOP else "dangles"
+        raise CatalogError(f"{where} {reason}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise CatalogError(
+            f"{where} points at a directory; only links to files are shipped "
+            "(replace the link with the directory)"
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise CatalogError(f"{where} points at a special file")
+    target_rel = Path(os.path.relpath(target, real_root)).as_posix()
+    if _is_excluded(spec, target_rel):
+        raise CatalogError(f"{where} points at an excluded file; it would ship its content")
+    return SkillFile(
+        path=f.path,
+        rel=f.rel,
+        kind="file",
+        size=st.st_size,
+        mode=st.st_mode,
+        link_target=target_rel,
+    )
+
+
+# --- the manifest ----------------------------------------------------------------------------
+
+
+def _jsonable(value: Any) -> Any:
+    """A frontmatter value as JSON (dates and other YAML types become strings)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return (
+            value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+        )
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        return [_jsonable(v) for v in items]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def split_allowed_tools(value: Any) -> list[str] | None:
+    """``allowed-tools`` as a list: a space/comma-separated string (commas and spaces
+    inside parentheses, as in ``Bash(git log:*)``, do not split) or a YAML list."""
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    if not isinstance(value, str):
+        return None
+    tools: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for ch in value:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        if depth == 0 and _TOOL_SPLIT_RE.match(ch):
+            if current:
+                tools.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if current:
+        tools.append("".join(current))
+    return tools
+
+
+def skill_references(skill: Skill, shipped: Iterable[str]) -> list[str]:
+    """Shipped files the SKILL.md body links to (links, images, definitions, HTML), sorted.
+
+    The links come from the references rules' parse of the body, shared with lint.
+    """
+    from skillcheck.rules.references import link_uses
+
+    names = set(shipped) - {SKILL_FILE}
+    refs = set()
+    for use in link_uses(skill):
+        if use.doc.entry is not None or use.res is None:  # another file's link, or `#anchor`
+            continue
+        # as written (a link to an in-skill symlink names the link), else where it resolves
+        for candidate in (posixpath.normpath(use.path), use.res.rel):
+            if candidate in names:
+                refs.add(candidate)
+                break
+    return sorted(refs, key=lambda r: r.encode("utf-8"))
+
+
+def skill_entry(
+    skill: Skill,
+    root: Path,
+    *,
+    tokenizer: str | None = None,
+) -> dict[str, Any]:
+    """One skill's manifest entry (see ``build_manifest``)."""
+    # the figures lint reports (and its budget rules check), counted once per skill
+    from skillcheck.rules.budgets import count_lines, skill_figures
+
+    where = skill.display_root
+    name = skill.name
+    if not name:
+        raise CatalogError(f"{where}: SKILL.md has no string `name`; it cannot be catalogued")
+    if len(name) > 64 or not _NAME_RE.match(name):
+        raise CatalogError(
+            f"{where}: name {show(name)} is not a valid discovery-index name "
+            "(1-64 lowercase ASCII letters, digits and single hyphens)"
+        )
+    description = (skill.description or "").strip()
+    if not description:
+        raise CatalogError(f"{where}: SKILL.md has no non-empty string `description`")
+    if len(description) > 1024:
+        raise CatalogError(f"{where}: description is longer than 1024 characters")
+    files = shipped_files(skill)
+    rels = [f.rel for f in files]
+    if SKILL_FILE not in rels:
+        raise CatalogError(f"{where}: SKILL.md is not shipped (excluded or not a file)")
+    refs = skill_references(skill, rels)
+    file_entries: list[dict[str, Any]] = []
+    for f in files:
+        data = read_shipped(skill, f)
+        file_entries.append(
+            {
+                "path": f.rel,
+                "digest": file_digest(data),
+                "size": len(data),
+                "executable": bool(f.mode & 0o111),
+            }
+        )
+    # SKILL.md first (RFC "SHOULD be first"), the rest in byte order
+    file_entries.sort(key=lambda e: (e["path"] != SKILL_FILE, e["path"].encode("utf-8")))
+    entry: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "digest": skill_digest((e["path"], e["digest"]) for e in file_entries),
+        "files": file_entries,
+    }
+    values = skill.doc.frontmatter.values if skill.doc and skill.doc.frontmatter else {}
+    for key in ("license", "compatibility"):
+        if values.get(key) is not None:
+            entry[key] = _jsonable(values[key])
+    if isinstance(values.get("metadata"), dict):
+        entry["metadata"] = _jsonable(values["metadata"])
+    tools = split_allowed_tools(values.get("allowed-tools"))
+    if tools is not None:
+        entry["allowed_tools"] = tools
+    entry["path"] = Path(
+        os.path.relpath(os.path.abspath(skill.root), os.path.abspath(root))
+    ).as_posix()
+    if tokenizer is not None:
+        figures = skill_figures(skill, tokenizer)
+        entry["tokens"] = {
+            "catalog": figures.catalog_tokens or 0,
+            "body": figures.body_tokens,
+            "references": figures.reference_tokens,
+        }
+    doc = skill.doc
+    entry["lines"] = count_lines(doc.lines[doc.body_line - 1 :]) if doc else 0
+    entry["references"] = refs
+    return entry
+
+
+def build_manifest(
+    skills: list[Skill],
+    root: Path,
+    *,
+    tokenizer: str | None = None,
+    generator: str,
+) -> dict[str, Any]:
+    """The catalog manifest of ``skills`` (DESIGN §9): an RFC v0.2.0 discovery index.
+
+    ``root`` is the directory each skill's ``path`` is relative to; ``generator`` is
+    ``"skillcheck X.Y.Z"``; ``tokenizer`` is a tokenizer spec (``"estimate"``,
+    ``"tiktoken:cl100k_base"``) that adds the ``tokens`` object (catalog, body and reference
+    tiers exactly as lint's budget rules count them), omitted when None. ``lines`` is the
+    body's line count as the line budget counts it. ``references`` lists the shipped files
+    the body links to.
+    Skills are sorted by name; two skills with one name raise ``CatalogError``.
+    """
+    entries = [skill_entry(s, root, tokenizer=tokenizer) for s in skills]
+    entries.sort(key=lambda e: e["name"])
+    for a, b in itertools.pairwise(entries):
+        if a["name"] == b["name"]:
+            raise CatalogError(
+                f"two skills are named {show(a['name'])} ({a['path']} and {b['path']}); "
+                "a catalog needs unique names"
+            )
+    return {"version": INDEX_VERSION, "generator": generator, "skills": entries}
+
+
+def dumps_manifest(manifest: dict[str, Any]) -> bytes:
+    """The manifest's canonical bytes: key order as built, 2-space indent, UTF-8, ``\\n``,
+    a trailing newline. The same manifest always gives the same bytes."""
+    text = json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+# --- renderings ----------------------------------------------------------------------------
+
+
+def render_xml_entries(entries: Iterable[tuple[str, str, str]]) -> str:
+    """The ``<available_skills>`` block for ``(name, description, location)`` triples,
+    line for line as skills-ref's ``to_prompt`` writes it (name and description escaped
+    with ``html.escape``, the location not; no trailing newline)."""
+    lines = ["<available_skills>"]
+    for name, description, location in entries:
+        lines += [
+            "<skill>",
+            "<name>",
+            html.escape(name),
+            "</name>",
+            "<description>",
+            html.escape(description),
+            "</description>",
+            "<location>",
+            location,
+            "</location>",
+            "</skill>",
+        ]
+    lines.append("</available_skills>")
+    return "\n".join(lines)
+
+
+def skill_md_location(skill_root: Path) -> str:
+    """Where skills-ref says a skill's SKILL.md is: the resolved directory joined with
+    ``SKILL.md`` if that exists, else ``skill.md``."""
+    resolved = Path(skill_root).resolve()
+    for name in (SKILL_FILE, "skill.md"):
+        if (resolved / name).exists():
+            return str(resolved / name)
+    raise CatalogError(f"{skill_root}: no SKILL.md")
+
+
+def render_xml(skills: list[Skill]) -> str:
+    """``skills-ref to-prompt`` for ``skills`` in the order given: the exact string its
+    ``to_prompt`` returns (the CLI prints it followed by one newline, as click.echo does)."""
+    entries = []
+    for skill in skills:
+        if not skill.name or not (skill.description or "").strip():
+            raise CatalogError(f"{skill.display_root}: no string `name` and `description`")
+        entries.append(
+            (skill.name, (skill.description or "").strip(), skill_md_location(skill.root))
+        )
+    return render_xml_entries(entries)
+
+
+def render_markdown(manifest: dict[str, Any]) -> str:
+    """A ``- name: description`` line per skill (whitespace runs folded so that a
+    multi-line description stays one list item), with a trailing newline."""
+    lines = []
+    for entry in manifest.get("skills", []):
+        description = " ".join(str(entry.get("description", "")).split())
+        # no control character (a terminal escape) survives into the listing
+        description = "".join(
+            "\ufffd" if unicodedata.category(ch) == "Cc" else ch for ch in description
+        )
+        lines.append(f"- {entry['name']}: {description}")
+    return "".join(line + "\n" for line in lines)
