@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
 
-# C0/C1 controls (but tab), DEL, and bidi/zero-width marks that reorder or hide text
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+# C0/C1 controls (but tab), DEL, bidi/zero-width marks that reorder or hide text, and lone
+# surrogates (undecodable file-name bytes), which no UTF-8 output can encode
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff"
+    "\ud800-\udfff\U000e0000-\U000e007f]"  # and Unicode tag characters (hidden ASCII)
+)
 
 
 def safe(text: str) -> str:
@@ -23,6 +28,28 @@ def safe(text: str) -> str:
     )
 
 
+def inert_lines(text: str) -> str:
+    """Lines of human output that no CI log can take for a command.
+
+    GitHub Actions runs any log line that starts with ``::`` (after blanks) as a workflow
+    command; a skill directory named ``::error …`` must not be able to print one.
+    """
+    out = []
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("::"):
+            indent = len(line) - len(stripped)
+            line = line[:indent] + "\\x3a" + stripped[1:]
+        out.append(line)
+    return "\n".join(out)
+
+
+def display(text: str) -> str:
+    """Text that any UTF-8 writer can encode: undecodable file-name bytes (lone surrogates
+    from os.fsdecode) become ``\\xNN``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 @dataclass
 class ReportOptions:
     cwd: Path
@@ -30,6 +57,7 @@ class ReportOptions:
     quiet: bool = False
     statistics: bool = False
     fix_hint: bool = True  # mention --fix in the summary
+    strict: bool = False  # every finding fails (JUnit marks warnings and info as failures)
 
 
 def render(fmt: str, result, options: ReportOptions) -> str:
@@ -41,6 +69,19 @@ def render(fmt: str, result, options: ReportOptions) -> str:
 
 def rel(path: Path, cwd: Path) -> str:
     try:
-        return path.relative_to(cwd).as_posix() or "."
+        shown = path.relative_to(cwd).as_posix() or "."
     except ValueError:
-        return path.as_posix()
+        shown = path.as_posix()
+    return display(shown)
+
+
+def repository_root(cwd: Path) -> Path:
+    """The git work tree holding ``cwd`` (a ``.git`` directory or file), else ``cwd``.
+
+    CI annotations and SARIF locations are relative to the repository root, wherever the
+    command was run from.
+    """
+    for directory in (cwd, *cwd.parents):
+        if os.path.lexists(directory / ".git"):
+            return directory
+    return cwd

@@ -6,7 +6,7 @@ import json
 
 from skillcheck import __version__
 from skillcheck.model import Diagnostic, Severity
-from skillcheck.report import ReportOptions, rel
+from skillcheck.report import ReportOptions, display, rel
 
 REPORT_VERSION = 1
 
@@ -62,5 +62,17 @@ def document(result, options: ReportOptions) -> dict:
     }
 
 
+def _encodable(value):
+    """Every string of the document made encodable (undecodable file-name bytes escaped)."""
+    if isinstance(value, str):
+        return display(value)
+    if isinstance(value, dict):
+        return {k: _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    return value
+
+
 def render(result, options: ReportOptions) -> str:
-    return json.dumps(document(result, options), indent=2, ensure_ascii=False) + "\n"
+    doc = _encodable(document(result, options))
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

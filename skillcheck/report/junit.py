@@ -1,0 +1,107 @@
+"""JUnit XML, as CI servers (GitLab, Jenkins, Azure Pipelines) display test reports.
+
+One ``<testcase>`` per skill: ``classname`` is the folder holding the skill and ``name`` the
+skill's directory name (both relative to the current directory), ``file`` its SKILL.md.
+Each error-level diagnostic is a ``<failure>`` (``type`` = rule code, ``message`` = the
+message, the text = ``CODE [severity] path:line:col: message (slug)`` and a help line).
+Warnings and info do not fail a skill: they are listed in the test case's ``<system-out>``,
+one diagnostic per line, unless the run is ``--strict``, where every finding is a failure
+(as the exit code says). Diagnostics that belong to no skill (a directory that could not be
+searched) form a test case of their own.
+
+The document is built with xml.etree, which escapes markup; characters XML 1.0 cannot
+carry at all are made visible (``safe``) or dropped, so no skill content can break it. In
+text nodes, line breaks inside skill content show as ``\\n``, and every line starts with
+text of ours, never a skill's: a CI log that shows the report must not read a line starting
+with ``::`` as a workflow command.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from skillcheck import __version__
+from skillcheck.model import Diagnostic, Severity
+from skillcheck.report import ReportOptions, rel, safe
+
+# what XML 1.0 allows: tab, LF, CR, U+0020–U+D7FF, U+E000–U+FFFD, U+10000 and above
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    return _NOT_XML.sub("", safe(text))
+
+
+def _value(text: str) -> str:
+    """Skill content on one line of a text node."""
+    return _xml(text).replace("\n", "\\n")
+
+
+def _line(diag: Diagnostic, options: ReportOptions) -> str:
+    text = (
+        f"{diag.code} [{diag.severity}] {_value(rel(diag.path, options.cwd))}:{diag.line}:"
+        f"{diag.column}: {_value(diag.message)} ({diag.slug})"
+    )
+    return f"{text}\nhelp: {_value(diag.help)}" if diag.help else text
+
+
+def _testcase(
+    suite: ET.Element,
+    classname: str,
+    name: str,
+    file: str | None,
+    diagnostics: list[Diagnostic],
+    options: ReportOptions,
+) -> int:
+    """Append one test case; return its number of failures."""
+    case = ET.SubElement(suite, "testcase", classname=_xml(classname), name=_xml(name))
+    if file is not None:
+        case.set("file", _xml(file))
+    failures = 0
+    passed: list[str] = []
+    for diag in diagnostics:
+        if diag.severity is Severity.ERROR or options.strict:
+            failure = ET.SubElement(
+                case, "failure", type=diag.code, message=_xml(f"{diag.message} ({diag.slug})")
+            )
+            failure.text = _line(diag, options)
+            failures += 1
+        else:
+            passed.append(_line(diag, options))
+    if passed:
+        ET.SubElement(case, "system-out").text = "\n".join(passed)
+    return failures
+
+
+def render(result, options: ReportOptions) -> str:
+    suites = ET.Element("testsuites", name="skillcheck")
+    suite = ET.SubElement(suites, "testsuite", name="skillcheck")
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="skillcheck.version", value=__version__)
+    ET.SubElement(properties, "property", name="targets", value=",".join(result.targets))
+    by_skill: dict = {}
+    orphans: list[Diagnostic] = []
+    for diag in result.diagnostics:
+        if diag.skill is None:
+            orphans.append(diag)
+        else:
+            by_skill.setdefault(diag.skill, []).append(diag)
+    tests = failures = 0
+    for skill in result.skills:
+        path = rel(skill.root, options.cwd)
+        folder = rel(skill.root.parent, options.cwd)
+        file = rel(skill.skill_md, options.cwd) if skill.skill_md is not None else None
+        diagnostics = by_skill.get(skill.root, [])
+        failures += _testcase(suite, folder, skill.root.name or path, file, diagnostics, options)
+        tests += 1
+    if orphans:
+        failures += _testcase(suite, "skillcheck", "discovery", None, orphans, options)
+        tests += 1
+    for element in (suites, suite):
+        element.set("tests", str(tests))
+        element.set("failures", str(failures))
+        element.set("errors", "0")
+        element.set("skipped", "0")
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, "unicode") + "\n"

@@ -1,0 +1,195 @@
+"""SARIF 2.1.0, as GitHub code scanning and other SARIF viewers read it.
+
+- ``tool.driver.rules`` lists every registered rule (so ``ruleIndex`` is stable from run to
+  run), with its summary, its full documentation as help and its default level.
+- Locations are relative to the repository root (``%SRCROOT%``, resolved through
+  ``originalUriBaseIds``): the git work tree holding the current directory, else the
+  current directory. Files outside it get an absolute ``file:`` URI.
+- Columns count Unicode code points (``columnKind``), as every skillcheck position does.
+- ``partialFingerprints`` hash the rule, the file and the offending line's text (whitespace
+  collapsed), not the line number, so an alert keeps its identity when lines move.
+- Messages go through ``safe``: a control character from a skill shows as ``\\x1b``, as in
+  the text report, and never reaches a viewer raw.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from pathlib import Path
+from urllib.parse import quote_from_bytes
+
+from skillcheck import __version__
+from skillcheck.model import Diagnostic, Fix, Severity, Skill
+from skillcheck.report import ReportOptions, repository_root, safe
+
+SCHEMA_URI = (
+    "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
+)
+INFORMATION_URI = "https://github.com/skillcheck-dev/skillcheck"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "skillcheck/v1"
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _location(path: Path, root: Path, is_dir: bool = False) -> dict:
+    """An artifactLocation: percent-encoded, relative to ``root`` when the path lies inside."""
+    path = Path(os.path.abspath(path))
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        return {"uri": path.as_uri()}
+    uri = quote_from_bytes(os.fsencode(relative.as_posix()), safe="/")
+    if is_dir:
+        uri = "" if uri == "." else uri + "/"  # SARIF: a directory's URI ends with '/'
+    return {"uri": uri, "uriBaseId": SRCROOT}
+
+
+def _directory_uri(path: Path) -> str:
+    uri = path.as_uri()
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def _rules_metadata() -> tuple[list[dict], dict[str, int]]:
+    from skillcheck.rules import all_rules
+
+    rules, index = [], {}
+    for i, rule in enumerate(all_rules()):
+        index[rule.code] = i
+        docs = rule.docs_markdown()
+        rules.append(
+            {
+                "id": rule.code,
+                "name": rule.slug,
+                "shortDescription": {"text": rule.summary},
+                "fullDescription": {"text": f"{rule.what}\n\n{rule.why}"},
+                "help": {"text": docs, "markdown": docs},
+                "helpUri": f"{INFORMATION_URI}#rules",
+                "defaultConfiguration": {"level": LEVELS[rule.severity]},
+                "properties": {"tags": [rule.family] if rule.family else []},
+            }
+        )
+    return rules, index
+
+
+class _Lines:
+    """The text of a diagnostic's line, for fingerprints; each file is decoded once."""
+
+    def __init__(self, skills: list[Skill]) -> None:
+        self.skills = {skill.root: skill for skill in skills}
+        self.cache: dict[Path, list[str]] = {}
+
+    def line(self, diag: Diagnostic) -> str:
+        if diag.path not in self.cache:
+            self.cache[diag.path] = self._read(diag)
+        lines = self.cache[diag.path]
+        return lines[diag.line - 1] if 1 <= diag.line <= len(lines) else ""
+
+    def _read(self, diag: Diagnostic) -> list[str]:
+        skill = self.skills.get(diag.skill) if diag.skill is not None else None
+        if skill is None:
+            return []
+        if skill.doc is not None and skill.doc.path == diag.path:
+            return skill.doc.lines
+        from skillcheck.load import read_file
+
+        try:
+            entry = skill.file(diag.path.relative_to(skill.root).as_posix())
+        except ValueError:
+            return []
+        data = read_file(skill, entry) if entry is not None else None
+        if data is None:
+            return []
+        return [line.rstrip("\r") for line in data.decode("utf-8", "replace").split("\n")]
+
+
+def _fix(fix: Fix, location: dict) -> dict:
+    try:
+        inserted = {"text": fix.replacement.decode("utf-8")}
+    except UnicodeDecodeError:
+        inserted = {"binary": base64.b64encode(fix.replacement).decode("ascii")}
+    return {
+        "description": {"text": safe(fix.description)},
+        "artifactChanges": [
+            {
+                "artifactLocation": location,
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "byteOffset": fix.start,
+                            "byteLength": fix.end - fix.start,
+                        },
+                        "insertedContent": inserted,
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def document(result, options: ReportOptions) -> dict:
+    root = repository_root(options.cwd)
+    rules, index = _rules_metadata()
+    lines = _Lines(result.skills)
+    seen: dict[str, int] = {}
+    results = []
+    for diag in result.diagnostics:
+        is_dir = os.path.isdir(diag.path)
+        location = _location(diag.path, root, is_dir)
+        physical: dict = {"artifactLocation": location}
+        if not is_dir:
+            # end columns are exclusive, as in SARIF; an empty span is an insertion point
+            start_line, start_column = max(diag.line, 1), max(diag.column, 1)
+            end_line = max(diag.end_line, start_line)
+            floor = start_column if end_line == start_line else 1
+            physical["region"] = {
+                "startLine": start_line,
+                "startColumn": start_column,
+                "endLine": end_line,
+                "endColumn": max(diag.end_column, floor),
+            }
+        text = " ".join(lines.line(diag).split())
+        key = f"{diag.code}\0{location['uri']}\0{text}"
+        digest = hashlib.sha256(key.encode()).hexdigest()[:32]
+        seen[digest] = seen.get(digest, 0) + 1  # same rule, file and line text: number them
+        message = diag.message if not diag.help else f"{diag.message}\nhelp: {diag.help}"
+        entry: dict = {
+            "ruleId": diag.code,
+            "level": LEVELS[diag.severity],
+            "message": {"text": safe(message)},
+            "locations": [{"physicalLocation": physical}],
+            "partialFingerprints": {FINGERPRINT_KEY: f"{digest}:{seen[digest]}"},
+            "properties": {"slug": diag.slug, "targets": list(diag.targets)},
+        }
+        if diag.code in index:
+            entry["ruleIndex"] = index[diag.code]
+        if diag.fix is not None:
+            entry["fixes"] = [_fix(diag.fix, _location(diag.fix.path, root))]
+        results.append(entry)
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "skillcheck",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": rules,
+                    }
+                },
+                "originalUriBaseIds": {SRCROOT: {"uri": _directory_uri(root)}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+                "properties": {"targets": list(result.targets)},
+            }
+        ],
+    }
+
+
+def render(result, options: ReportOptions) -> str:
+    return json.dumps(document(result, options), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,35 @@
+"""Human output and JSON stay inert and encodable whatever a skill's file names hold."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from conftest import run_skillcheck, write_skill
+
+
+def test_text_output_never_starts_a_line_with_a_workflow_command(tmp_path) -> None:
+    write_skill(tmp_path, "::error file=x::boom", frontmatter="name: x\ndescription: a\n")
+    write_skill(tmp_path, "evil\nname", frontmatter="name: y\ndescription: b\n")
+    proc = run_skillcheck("lint", str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stdout.decode("utf-8").splitlines()
+    assert lines, "expected diagnostics"
+    assert not [line for line in lines if line.lstrip().startswith("::")]
+    assert any("\\x3a:error file=x::boom/SKILL.md" in line for line in lines)
+    assert b"\x1b" not in proc.stdout
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS refuses non-UTF-8 file names")
+def test_json_output_with_undecodable_file_names_is_valid_utf8_json(tmp_path) -> None:
+    name = os.fsdecode(b"bad\xffname")
+    write_skill(tmp_path, name, frontmatter="name: y\ndescription: b\n")
+    out = tmp_path / "report.json"
+    proc = run_skillcheck("lint", "--format", "json", "--output", str(out), ".", cwd=tmp_path,
+                          env={"PYTHONIOENCODING": "utf-8:strict"})
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(out.read_bytes().decode("utf-8"))
+    assert {d["path"] for d in report["diagnostics"]} == {"bad\\xffname/SKILL.md"}
