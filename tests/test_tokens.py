@@ -1,0 +1,259 @@
+"""Tokenizers: the built-in estimator (determinism, robustness, accuracy) and tiktoken specs."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import statistics
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillcheck import tokens
+from skillcheck.tokens import (
+    DEFAULT_TOKENIZER,
+    EstimateTokenizer,
+    Tokenizer,
+    count_tokens,
+    estimate_tokens,
+    get_tokenizer,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load_corpus_module():
+    # bench/ is not a package: load the generator by path, once.
+    if "token_corpus" in sys.modules:
+        return sys.modules["token_corpus"]
+    path = ROOT / "bench" / "token_corpus.py"
+    spec = importlib.util.spec_from_file_location("token_corpus", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["token_corpus"] = module  # dataclasses look their module up while defined
+    spec.loader.exec_module(module)
+    return module
+
+
+SAMPLE = """---
+name: pdf-form-filler
+description: Fill PDF forms. Use when the user asks to complete a form.
+---
+
+# PDF form filler
+
+Run `python scripts/fill.py input.pdf --out out/` and check the result (exit code 0).
+
+| Option | Default |
+| ------ | ------- |
+| `--dpi` | 300 |
+
+```python
+def fill(path: str) -> dict:
+    return {"pages": 3}
+```
+
+- 请不要修改原始文件。
+- Не изменяйте исходный файл. ✅
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# The estimator
+# --------------------------------------------------------------------------------------------
+
+
+def test_default_tokenizer_is_the_estimator() -> None:
+    tok = get_tokenizer()
+    assert DEFAULT_TOKENIZER == "estimate"
+    assert isinstance(tok, EstimateTokenizer)
+    assert isinstance(tok, Tokenizer)
+    assert tok.name == "estimate"
+    assert get_tokenizer("estimate") is tok
+    assert get_tokenizer(" Estimate ") is tok
+    assert tok.count(SAMPLE) == estimate_tokens(SAMPLE) == count_tokens(SAMPLE)
+
+
+def test_empty_and_whitespace() -> None:
+    assert estimate_tokens("") == 0
+    for text in (" ", "\n", "\n\n\n", "\t", "   \n  "):
+        assert estimate_tokens(text) >= 1
+
+
+def test_deterministic_whatever_the_cache_state() -> None:
+    first = estimate_tokens(SAMPLE)
+    tokens._clear_caches()
+    cold = estimate_tokens(SAMPLE)
+    warm = estimate_tokens(SAMPLE)
+    assert first == cold == warm
+
+
+def test_fast_whitespace_path_matches_the_fitted_features() -> None:
+    # estimate_tokens prices whitespace without Python loops; the calibration fits the
+    # constants on _whitespace_features. Both must describe the same quantity.
+    corpus = _load_corpus_module().generate_corpus(seed=7, count=26)
+    for doc in [*corpus, SAMPLE, "1. one\n2. two", "  indented\n\tx\n", "a  b   c\n"]:
+        text = doc if isinstance(doc, str) else doc.text
+        chunks = sum(tokens._chunk_cost(c) for c in text.split())
+        expected = max(1, round(chunks + tokens._whitespace_cost(text)))
+        assert abs(estimate_tokens(text) - expected) <= 1
+
+
+def test_huge_text_is_linear_and_fast() -> None:
+    import time
+
+    block = SAMPLE * 40  # ~20 KB
+    one = estimate_tokens(block)
+    t0 = time.process_time()
+    many = estimate_tokens(block * 200)  # ~4 MB
+    elapsed = time.process_time() - t0
+    assert abs(many - 200 * one) <= 200 * 2  # the join adds at most a token or two
+    assert elapsed < 5.0  # generous: ~0.1 s on a laptop
+
+
+def test_long_chunks_and_odd_input() -> None:
+    for text in (
+        "a" * 100_000,
+        "9" * 10_000,
+        "-" * 5_000,
+        "😀" * 3_000,
+        "漢" * 3_000,
+        "x" + "\u0301" * 500,  # combining marks
+        "\x00\x01\x7f",
+        "\ud800",  # a lone surrogate can reach us from a lax decoder
+        "https://example.com/" + "a/" * 2_000,
+    ):
+        n = estimate_tokens(text)
+        assert isinstance(n, int)
+        assert n >= 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_any_unicode_never_raises(text: str) -> None:
+    n = estimate_tokens(text)
+    assert isinstance(n, int)
+    assert n >= 0
+    assert (n == 0) == (text == "")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(), st.text())
+def test_roughly_monotone_under_concatenation(a: str, b: str) -> None:
+    # Joining two texts only changes the pieces at the seam: the count of the whole stays
+    # within a few tokens of the sum of the parts, and never falls much below either part.
+    whole = estimate_tokens(a + b)
+    assert whole >= max(estimate_tokens(a), estimate_tokens(b)) - 3
+    assert whole <= estimate_tokens(a) + estimate_tokens(b) + 3
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.sampled_from(["word", " ", "\n", "12", "(", "é", "字", "😀", "  "]), max_size=60)
+)
+def test_appending_a_line_never_lowers_the_count(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert estimate_tokens(text + "\nmore words here") >= estimate_tokens(text)
+
+
+# --------------------------------------------------------------------------------------------
+# Accuracy against tiktoken cl100k_base, on a held-out generated corpus
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def held_out() -> list[tuple[str, int]]:
+    """(text, cl100k count) of a held-out corpus: seed 1 calibrated the constants, seed 2
+    was never used for that. 130 documents, 10 of each content kind."""
+    pytest.importorskip("tiktoken")
+    reference = get_tokenizer("tiktoken:cl100k_base")
+    corpus = _load_corpus_module().generate_corpus(seed=2, count=130)
+    return [(doc.text, reference.count(doc.text)) for doc in corpus]
+
+
+def _median_p95(errors: list[float]) -> tuple[float, float]:
+    errors = sorted(errors)
+    return statistics.median(errors), errors[math.ceil(0.95 * len(errors)) - 1]  # nearest rank
+
+
+def test_accuracy_against_cl100k_on_held_out_corpus(held_out: list[tuple[str, int]]) -> None:
+    median, p95 = _median_p95([abs(estimate_tokens(t) - ref) / ref for t, ref in held_out])
+    assert median <= 0.03, f"median relative error {median:.2%}"
+    assert p95 <= 0.08, f"95th percentile relative error {p95:.2%}"
+
+
+def test_len_over_four_would_fail_the_same_bar(held_out: list[tuple[str, int]]) -> None:
+    # Guards the test above against a corpus that any estimator would pass.
+    _, p95 = _median_p95([abs(len(t) / 4 - ref) / ref for t, ref in held_out])
+    assert p95 > 0.08
+
+
+def test_corpus_is_deterministic() -> None:
+    module = _load_corpus_module()
+    a = module.generate_corpus(seed=5, count=13)
+    b = module.generate_corpus(seed=5, count=13)
+    assert a == b
+    assert {d.kind for d in a} == set(module.KINDS)
+    assert a != module.generate_corpus(seed=6, count=13)
+
+
+# --------------------------------------------------------------------------------------------
+# tiktoken specs
+# --------------------------------------------------------------------------------------------
+
+
+def test_tiktoken_cl100k_works_offline() -> None:
+    pytest.importorskip("tiktoken")
+    tok = get_tokenizer("tiktoken:cl100k_base")
+    assert tok.name == "tiktoken:cl100k_base"
+    assert isinstance(tok, Tokenizer)
+    assert tok.count("hello world") == 2
+    assert tok.count("") == 0
+    # Special-token text is ordinary text in a skill, never an error.
+    assert tok.count("<|endoftext|>") > 1
+    assert get_tokenizer("tiktoken:cl100k_base") is tok  # loaded once
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("bogus", "unknown tokenizer 'bogus'"),
+        ("estimate:x", "unknown tokenizer 'estimate:x'"),
+        ("tiktoken", "names no encoding"),
+        ("tiktoken:", "names no encoding"),
+    ],
+)
+def test_bad_specs(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message) as info:
+        get_tokenizer(spec)
+    assert "tiktoken:ENCODING" in str(info.value)
+
+
+def test_unknown_tiktoken_encoding_is_named() -> None:
+    pytest.importorskip("tiktoken")
+    with pytest.raises(ValueError, match="unknown tiktoken encoding 'no_such_base'") as info:
+        get_tokenizer("tiktoken:no_such_base")
+    assert "cl100k_base" in str(info.value)  # the message lists what exists
+
+
+def test_missing_tiktoken_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tiktoken", None)  # import tiktoken -> ImportError
+    monkeypatch.setattr(tokens, "_loaded", {})
+    with pytest.raises(ValueError, match=r"pip install '(agent-)?skillcheck\[tiktoken\]'"):
+        get_tokenizer("tiktoken:cl100k_base")
+
+
+def test_unloadable_encoding_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    tiktoken = pytest.importorskip("tiktoken")
+
+    def offline(name: str):
+        raise ConnectionError("no network")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", offline)
+    monkeypatch.setattr(tokens, "_loaded", {})
+    with pytest.raises(ValueError, match="cannot load tiktoken encoding 'o200k_base'") as info:
+        get_tokenizer("tiktoken:o200k_base")
+    assert "TIKTOKEN_CACHE_DIR" in str(info.value)
