@@ -1,0 +1,79 @@
+"""pre-commit runs skillcheck on every commit: `skillcheck --version` must stay cheap.
+
+The entry point is started exactly as the console script starts it (the installed script
+itself, and the `console_scripts` entry point it names), and the modules it imported are read
+back from the interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("yaml", "jsonschema", "markdown_it")
+
+# load the console script's entry point by its metadata, call it, then list sys.modules
+_PROBE = r"""
+import json, sys
+from importlib.metadata import entry_points
+# a stale *.egg-info may list it twice; the console script runs the one target they share
+[target] = {e.value for e in entry_points(group="console_scripts") if e.name == "skillcheck"}
+[ep] = [e for e in entry_points(group="console_scripts") if e.value == target][:1]
+sys.argv = ["skillcheck", *ARGS]
+try:
+    ep.load()()
+except SystemExit:
+    pass
+sys.stderr.write("\nMODULES:" + json.dumps(sorted(sys.modules)))
+"""
+
+
+def _modules_after(*args: str) -> tuple[str, set[str]]:
+    code = _PROBE.replace("ARGS", repr(list(args)))
+    # -I: no current directory on sys.path, as for the console script
+    result = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.decode(), set(json.loads(result.stderr.decode().rsplit("MODULES:", 1)[1]))
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_version_through_the_entry_point_imports_no_heavy_module() -> None:
+    out, modules = _modules_after("--version")
+    assert out.startswith("skillcheck ")
+    assert _heavy(modules) == []
+    assert "skillcheck" in modules  # the probe did run our entry point
+
+
+def test_version_through_the_installed_script_imports_no_heavy_module() -> None:
+    script = shutil.which("skillcheck")
+    if script is None:
+        pytest.skip("the skillcheck console script is not on PATH")
+    with open(script, "rb") as handle:
+        if handle.read(2) != b"#!":
+            pytest.skip("the console script is not a Python script on this platform")
+    # -X importtime lists every module the script imports, in the order it imports them
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", script, "--version"], capture_output=True, timeout=60
+    )
+    assert result.returncode == 0
+    assert result.stdout.decode().startswith("skillcheck ")
+    imported = {
+        line.split("|")[-1].strip()
+        for line in result.stderr.decode().splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "skillcheck" in imported
+    assert _heavy(imported) == []
+
+
+def test_the_heavy_modules_are_imported_when_needed() -> None:
+    """The probe can see them: linting does import yaml (so the test above can fail)."""
+    _out, modules = _modules_after("lint", "--isolated", "--format", "json", "/nonexistent")
+    assert "yaml" in modules
