@@ -326,13 +326,13 @@ def test_file_names_that_are_not_utf8(tmp_path: Path, fmt: str) -> None:
         assert "latin%E9-dir/SKILL.md" in uris  # the real bytes, percent-encoded
     elif fmt == "github":
         files = {_parse_command(line)[1]["file"] for line in out.splitlines()}
-        assert "latin\\udce9-dir/SKILL.md" in files
+        assert "latin\\xe9-dir/SKILL.md" in files
     elif fmt == "junit":
         assert ET.fromstring(done.stdout).find("testsuite/testcase").get("name") == (
-            "latin\\udce9-dir"
+            "latin\\xe9-dir"
         )
     else:
-        assert "latin\\udce9-dir/SKILL.md:2:7: SK206" in out
+        assert "latin\\xe9-dir/SKILL.md:2:7: SK206" in out
 
 
 def test_github_clean_run_prints_nothing(tmp_path: Path) -> None:

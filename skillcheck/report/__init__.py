@@ -19,12 +19,13 @@ _UNSAFE = re.compile(
 
 
 def safe(text: str) -> str:
-    """Make skill-controlled text inert on a terminal: escapes become visible ``\\x1b``."""
+    """Make skill-controlled text inert on a terminal: escapes become visible ``\\x1b``,
+    undecodable file-name bytes ``\\xNN``."""
     return _UNSAFE.sub(
         lambda m: (
             f"\\u{ord(m.group()):04x}" if ord(m.group()) > 0xFF else f"\\x{ord(m.group()):02x}"
         ),
-        text,
+        display(text),
     )
 
 
@@ -47,7 +48,17 @@ def inert_lines(text: str) -> str:
 def display(text: str) -> str:
     """Text that any UTF-8 writer can encode: undecodable file-name bytes (lone surrogates
     from os.fsdecode) become ``\\xNN``."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _SURROGATE.sub(_show_surrogate, text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _show_surrogate(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's escape of one undecodable byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
 
 
 @dataclass

@@ -40,9 +40,10 @@ def _annotation(diag: Diagnostic, root: Path) -> str:
     if single:
         props["endColumn"] = str(max(diag.column, diag.end_column - 1))
     props["title"] = f"{diag.code} {diag.slug}"
-    message = diag.message if not diag.help else f"{diag.message}\nhelp: {diag.help}"
+    # escape skill content first, then join: the help's line break is ours, not the skill's
+    message = safe(diag.message) + (f"\nhelp: {safe(diag.help)}" if diag.help else "")
     fields = ",".join(f"{key}={escape_property(safe(value))}" for key, value in props.items())
-    return f"::{COMMANDS[diag.severity]} {fields}::{escape_data(safe(message))}"
+    return f"::{COMMANDS[diag.severity]} {fields}::{escape_data(message)}"
 
 
 def render(result, options: ReportOptions) -> str:

@@ -154,11 +154,11 @@ def document(result, options: ReportOptions) -> dict:
         key = f"{diag.code}\0{location['uri']}\0{text}"
         digest = hashlib.sha256(key.encode()).hexdigest()[:32]
         seen[digest] = seen.get(digest, 0) + 1  # same rule, file and line text: number them
-        message = diag.message if not diag.help else f"{diag.message}\nhelp: {diag.help}"
+        message = safe(diag.message) + (f"\nhelp: {safe(diag.help)}" if diag.help else "")
         entry: dict = {
             "ruleId": diag.code,
             "level": LEVELS[diag.severity],
-            "message": {"text": safe(message)},
+            "message": {"text": message},
             "locations": [{"physicalLocation": physical}],
             "partialFingerprints": {FINGERPRINT_KEY: f"{digest}:{seen[digest]}"},
             "properties": {"slug": diag.slug, "targets": list(diag.targets)},
