@@ -19,10 +19,12 @@ FAMILIES: dict[str, str] = {
     "description": "SK3xx description",
     "fields": "SK4xx other fields",
     "references": "SK5xx references and files",
+    "files": "SK5xx references and files",
     "budgets": "SK6xx budgets",
     "security": "SK7xx security and hygiene",
     "collection": "SK8xx collection",
     "encoding": "SK9xx encoding and portability",
+    "portability": "SK9xx encoding and portability",
 }
 
 _loaded = False

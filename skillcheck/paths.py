@@ -1,0 +1,283 @@
+"""Resolve paths inside a skill without touching the file system.
+
+Links, path mentions, frontmatter path fields and symlinks are all resolved here, purely
+from the walk that ``load`` already made (``skill.files``: names, kinds and symlink targets,
+never following a link). Nothing is opened, stat'ed or read, so a link to ``/etc/passwd``,
+a symlink to ``/`` or a loop costs a dictionary lookup, and nothing outside the skill is
+ever looked at. Resolution works component by component like the kernel's: a symlink is
+replaced by its target before a following ``..`` is applied.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Literal
+
+from skillcheck.load import OPAQUE_DIRS
+from skillcheck.model import Skill, SkillFile
+
+MAX_HOPS = 40  # symlinks followed in one resolution, as Linux's ELOOP limit
+
+Status = Literal["found", "missing", "outside", "loop", "unknown"]
+
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+
+
+def fold(name: str) -> str:
+    """Names a case-insensitive, normalization-insensitive file system (macOS, Windows)
+    treats as the same."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def has_scheme(dest: str) -> bool:
+    """``https:``, ``mailto:``, ``data:`` ...; a drive letter (``C:``) is not a scheme."""
+    return bool(_SCHEME.match(dest)) and not _DRIVE.match(dest)
+
+
+@dataclass
+class Resolution:
+    status: Status
+    rel: str = ""  # the path inside the skill it resolves to ("" = the skill root)
+    entry: SkillFile | None = None  # the entry found (None for the root or when not found)
+    # names written with the wrong case or normalization: (as written, on disk)
+    case: list[tuple[str, str]] = field(default_factory=list)
+    via: list[SkillFile] = field(default_factory=list)  # symlinks followed
+    reason: str = ""  # why it is missing / outside
+    missing: str = ""  # the path (inside the skill) of the first component that is missing
+    suggestion: str | None = None  # a close on-disk name for a missing component
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "found" and not self.case
+
+    @property
+    def kind(self) -> str:
+        return "dir" if self.entry is None else self.entry.kind
+
+
+class Tree:
+    """The skill's walk as a directory tree: ``children[dir_rel][name] -> SkillFile``."""
+
+    def __init__(self, skill: Skill) -> None:
+        self.skill = skill
+        self.entries: dict[str, SkillFile] = {}
+        self.children: dict[str, dict[str, SkillFile]] = {"": {}}
+        for entry in skill.files:
+            self.entries[entry.rel] = entry
+            parent, _, name = entry.rel.rpartition("/")
+            self.children.setdefault(parent, {})[name] = entry
+            if entry.kind == "dir":
+                self.children.setdefault(entry.rel, {})
+        # directories whose contents the walk did not list: nothing below them is known
+        self.unlisted: set[str] = {
+            e.rel
+            for e in skill.files
+            if e.kind == "dir" and e.rel.rpartition("/")[2] in OPAQUE_DIRS
+        }
+        self.incomplete = False
+        root = str(skill.root)
+        for path, reason in skill.walk_errors:
+            text = str(path)
+            if "more than" in reason:
+                self.incomplete = True
+            if text == root:
+                self.incomplete = True
+            elif text.startswith(root + "/"):
+                self.unlisted.add(text[len(root) + 1 :])
+        self._folded: dict[str, dict[str, list[str]]] = {}
+        # skills nested in this one are linted on their own: their files are not ours
+        self.nested: list[str] = sorted(
+            {
+                e.rel.rpartition("/")[0]
+                for e in skill.files
+                if "/" in e.rel and e.rel.rpartition("/")[2].lower() == "skill.md"
+            }
+        )
+
+    def owned(self, rel: str) -> bool:
+        """Whether ``rel`` belongs to this skill (not to a nested skill)."""
+        if not self.nested:
+            return True
+        return not any(rel == n or rel.startswith(n + "/") for n in self.nested)
+
+    def folded(self, directory: str) -> dict[str, list[str]]:
+        table = self._folded.get(directory)
+        if table is None:
+            table = {}
+            for name in self.children.get(directory, {}):
+                table.setdefault(fold(name), []).append(name)
+            self._folded[directory] = table
+        return table
+
+    def resolve(self, path: str, base: str = "") -> Resolution:
+        """Resolve ``path`` (POSIX, already unescaped) written in directory ``base``."""
+        if path.startswith("/") or _DRIVE.match(path) or path.startswith("\\\\"):
+            return Resolution("outside", reason="absolute")
+        if path == "~" or path.startswith("~/"):
+            return Resolution("outside", reason="home")
+        joined = f"{base}/{path}" if base else path
+        entry = self.entries.get(joined)
+        if entry is not None and entry.kind != "symlink":
+            # listed by the walk, which never enters a linked folder: a plain path, done
+            return Resolution("found", rel=joined, entry=entry)
+        parts = [p for p in base.split("/") if p] + path.split("/")
+        return self._walk(parts)
+
+    def resolve_link(self, entry: SkillFile) -> Resolution:
+        """Where the symlink ``entry`` leads."""
+        target = entry.link_target
+        if target is None:
+            return Resolution("missing", reason="unreadable link")
+        parent = entry.rel.rpartition("/")[0]
+        if target.startswith("/") or _DRIVE.match(target):
+            return Resolution("outside", reason="absolute", via=[entry])
+        result = self._walk([p for p in parent.split("/") if p] + target.split("/"), [entry])
+        return result
+
+    def _walk(self, parts: list[str], via: list[SkillFile] | None = None) -> Resolution:
+        stack: list[str] = []
+        queue = list(reversed(parts))  # popped from the end
+        result = Resolution("found", via=list(via or []))
+        hops = len(result.via)
+        entry: SkillFile | None = None
+        while queue:
+            part = queue.pop()
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not stack:
+                    result.status = "outside"
+                    result.reason = "symlink" if result.via else "parent"
+                    return result
+                stack.pop()
+                entry = self.entries.get("/".join(stack)) if stack else None
+                continue
+            directory = "/".join(stack)
+            if directory in self.unlisted:
+                result.status = "unknown"
+                return result
+            name = part
+            found = self.children.get(directory, {}).get(name)
+            if found is None:
+                same = self.folded(directory).get(fold(name), [])
+                if len(same) >= 1:
+                    name = same[0]
+                    found = self.children[directory][name]
+                    result.case.append((part, name))
+            if found is None:
+                result.status = "unknown" if self.incomplete else "missing"
+                result.missing = posixpath.join(directory, part) if directory else part
+                result.reason = "missing"
+                result.suggestion = self._suggest(directory, part)
+                result.rel = "/".join(stack)
+                return result
+            if found.kind == "symlink":
+                hops += 1
+                result.via.append(found)
+                if hops > MAX_HOPS:
+                    result.status = "loop"
+                    return result
+                target = found.link_target
+                if target is None:
+                    result.status = "missing"
+                    result.reason = "unreadable link"
+                    result.missing = found.rel
+                    return result
+                if target.startswith("/") or _DRIVE.match(target):
+                    result.status = "outside"
+                    result.reason = "symlink"
+                    return result
+                queue.extend(reversed(target.split("/")))
+                continue
+            if queue and any(p not in ("", ".") for p in queue) and found.kind != "dir":
+                result.status = "missing"
+                result.reason = "not a directory"
+                result.missing = found.rel
+                return result
+            stack.append(name)
+            entry = found
+        result.rel = "/".join(stack)
+        result.entry = entry if stack else None
+        return result
+
+    def _suggest(self, directory: str, name: str) -> str | None:
+        names = list(self.children.get(directory, {}))
+        if not names:
+            return None
+        skeleton = confusable_skeleton(name)
+        for candidate in names:
+            if confusable_skeleton(candidate) == skeleton:
+                return candidate
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+        return close[0] if close else None
+
+
+def tree_of(skill: Skill) -> Tree:
+    """The skill's tree, built once per run."""
+    key = ("paths", "tree")
+    tree = skill.derived.get(key)
+    if tree is None:
+        tree = Tree(skill)
+        skill.derived[key] = tree
+    return tree
+
+
+# Letters from other scripts that render like Latin ones (a small, common subset of
+# Unicode's confusables): enough to explain why `rеference.md` with a Cyrillic `е` is
+# not `reference.md`.
+_CONFUSABLES = str.maketrans(
+    {
+        "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i",
+        "ј": "j", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "ɡ": "g",
+        "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P",
+        "С": "C", "Т": "T", "У": "Y", "Х": "X", "І": "I", "Ј": "J", "Ѕ": "S",
+        "α": "a", "ο": "o", "ρ": "p", "ν": "v", "ι": "i", "κ": "k", "τ": "t", "υ": "u",
+        "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M",
+        "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+        "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "−": "-",
+    }
+)  # fmt: skip
+
+
+def confusable_skeleton(text: str) -> str:
+    """A rough skeleton for look-alike comparison: NFKC, look-alike letters mapped to Latin,
+    case folded."""
+    return unicodedata.normalize("NFKC", text).translate(_CONFUSABLES).casefold()
+
+
+def describe_difference(written: str, actual: str) -> str:
+    """Name the characters that differ between two look-alike names."""
+    notes = []
+    for a, b in zip(written, actual, strict=False):
+        if a != b:
+            notes.append(f"{_char_name(a)} where the file has {_char_name(b)}")
+            if len(notes) == 2:
+                break
+    if len(written) != len(actual) and not notes:
+        notes.append(f"{len(written)} characters where the file name has {len(actual)}")
+    return "; ".join(notes)
+
+
+def _char_name(ch: str) -> str:
+    name = unicodedata.name(ch, "")
+    return f"{ch!r} (U+{ord(ch):04X}{' ' + name if name else ''})"
+
+
+def show(text: str) -> str:
+    """A name as messages quote it: control, format and undecodable characters escaped so
+    nothing a skill contains can drive a terminal."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "'" + "".join(out).replace("'", "\\'") + "'"

@@ -1,0 +1,1265 @@
+"""SK5xx: what SKILL.md and the skill's other Markdown files point at.
+
+Links are read with markdown-it-py (``skillcheck.markdown``) from SKILL.md's body and from
+every other Markdown file of the skill (relative to that file), and resolved purely from the
+skill's walk (``skillcheck.paths``): nothing outside the skill is ever opened or stat'ed.
+URLs with a scheme are not checked; links inside code are not links. The check behind SK407
+(frontmatter fields that name files, registered with the SK4xx fields) lives here too, since it
+resolves paths the same way.
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from skillcheck import markdown
+from skillcheck.markdown import Link, Markdown, Segment
+from skillcheck.model import (
+    WHOLE_FILE,
+    Finding,
+    Impact,
+    Node,
+    Outcome,
+    Pos,
+    Severity,
+    Skill,
+    SkillFile,
+    Span,
+)
+from skillcheck.paths import Resolution, Tree, describe_difference, has_scheme, show, tree_of
+from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
+from skillcheck.targets import every
+
+RESOURCE_DIRS = ("references", "scripts", "assets")
+# Files whose raw text shows nothing suspect are not parsed (see ``analysis`` and ``_scan``).
+# Tests turn this off to check that the shortcut never hides a finding.
+FAST_PATHS = True
+# a lost reference: every runtime still loads the skill, without what the link promised
+_LOST = every(Impact(Outcome.DEGRADED, Severity.ERROR))
+_JUNK_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", "__init__.py", "__pycache__"})
+_CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".lua")
+
+
+# --- the Markdown files of a skill and the links in them -------------------------------------
+
+
+@dataclass
+class Doc:
+    rel: str  # path in the skill
+    path: Path  # absolute, where findings point
+    base: str  # its directory, relative to the skill root ("" = root)
+    entry: SkillFile | None  # None for SKILL.md
+
+    @property
+    def is_skill_md(self) -> bool:
+        return self.entry is None
+
+
+def documents(skill: Skill) -> list[Doc]:
+    """SKILL.md, then every other Markdown file that belongs to this skill."""
+    key = ("references", "documents")
+    if key in skill.derived:
+        return skill.derived[key]
+    docs: list[Doc] = []
+    if skill.doc is not None and skill.skill_md is not None:
+        docs.append(Doc(skill.skill_md.name, skill.skill_md, "", None))
+    tree = tree_of(skill)
+    for entry in skill.files:
+        # a symlinked Markdown file is SK509/SK510's business; its target is checked itself
+        if entry.kind != "file" or not markdown.is_markdown(entry.rel):
+            continue
+        if skill.skill_md is not None and entry.path == skill.skill_md:
+            continue
+        if not tree.owned(entry.rel):
+            continue
+        docs.append(Doc(entry.rel, entry.path, entry.rel.rpartition("/")[0], entry))
+    skill.derived[key] = docs
+    return docs
+
+
+def doc_text(skill: Skill, doc: Doc) -> str | None:
+    if doc.entry is None:
+        return skill.doc.body if skill.doc else None
+    return markdown.text_of(skill, doc.entry)
+
+
+def parsed(skill: Skill, doc: Doc) -> Markdown | None:
+    if doc.entry is None:
+        return markdown.for_body(skill)
+    return markdown.for_file(skill, doc.entry)
+
+
+@dataclass
+class LinkUse:
+    """One link destination of one Markdown file, resolved inside the skill."""
+
+    doc: Doc
+    link: Link | None  # None for a candidate that was never parsed
+    written: str  # the destination as CommonMark reads it
+    path: str  # its path part, percent-decoded ("" for a same-file anchor)
+    fragment: str | None  # after '#', percent-decoded
+    res: Resolution | None  # None for a same-file anchor
+    backslash: bool = False
+
+    @property
+    def span(self) -> Span:
+        return self.link.span if self.link is not None else WHOLE_FILE
+
+
+def _use(tree: Tree, doc: Doc, dest: str, link: Link | None) -> LinkUse | None:
+    dest = dest.strip()
+    if not dest:
+        return None
+    if dest.lower().startswith("file:"):
+        return LinkUse(doc, link, dest, dest, None, Resolution("outside", reason="file-url"))
+    if has_scheme(dest) or dest.startswith("//"):
+        return None
+    path, hash_, fragment = dest.partition("#")
+    path = unquote(path.partition("?")[0])
+    frag = unquote(fragment) if hash_ else None
+    if not path:
+        return LinkUse(doc, link, dest, "", frag, None)
+    backslash = "\\" in path
+    res = tree.resolve(path.replace("\\", "/") if backslash else path, doc.base)
+    return LinkUse(doc, link, dest, path, frag, res, backslash)
+
+
+# Possible link destinations, found by regular expressions over the raw text: a superset of
+# what CommonMark reads as destinations (``](`` and ``]:`` are never split in a link). When
+# every one of them is plainly fine, the file needs no parsing: nothing could be reported.
+_INLINE_DEST = re.compile(
+    r"\]\([ \t\r]*\n?[ \t\r]*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\x00-\x20)]*))"
+)
+_DEF_DEST = re.compile(r"\]:[ \t\r]*\n?[ \t\r]*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\x00-\x20]+))")
+# characters CommonMark rewrites in a destination (escapes, entities) or that end it early
+_REWRITTEN = re.compile(r"[\\&()]")
+
+
+def _candidates(tree: Tree, doc: Doc, text: str) -> list[tuple[LinkUse, bool]]:
+    """(use, plain) for every possible destination; ``plain`` when it reads the same to
+    CommonMark as to the regular expression."""
+    out: list[tuple[LinkUse, bool]] = []
+    for pattern in (_INLINE_DEST, _DEF_DEST):
+        if (pattern is _INLINE_DEST and "](" not in text) or (
+            pattern is _DEF_DEST and "]:" not in text
+        ):
+            continue
+        for match in pattern.finditer(text):
+            dest = match.group("angle") if match.group("angle") is not None else match["bare"]
+            use = _use(tree, doc, dest, None)
+            if use is not None:
+                out.append((use, _REWRITTEN.search(dest) is None))
+    if "<" in text and "=" in text:
+        for match in markdown.ATTR_LINK_RE.finditer(text):
+            use = _use(tree, doc, html.unescape(markdown.attr_value(match)[0]), None)
+            if use is not None:
+                out.append((use, True))
+    return out
+
+
+def written_as_path(rel: str, text: str, directory: bool = False) -> bool:
+    """Whether ``text`` holds ``rel`` as a whole path: not inside a longer name
+    (``myscripts/x.py``, ``x.py.bak``), sentence punctuation after it allowed."""
+    start = text.find(rel)
+    while start >= 0:
+        end = start + len(rel)
+        before = text[start - 1] if start else " "
+        after = text[end : end + 2]
+        if not (_word_char(before) or before in ".-"):
+            if directory:
+                if not after or after[0] == "/" or not (_word_char(after[0]) or after[0] in ".-"):
+                    return True
+            elif not after or not (
+                _word_char(after[0])
+                or after[0] == "-"
+                or (after[0] == "." and len(after) > 1 and _word_char(after[1]))
+            ):
+                return True
+        start = text.find(rel, start + 1)
+    return False
+
+
+class Mentions:
+    """Which files of the skill the agent can find, starting from SKILL.md.
+
+    A file is mentioned in SKILL.md when SKILL.md links to it or to a folder holding it, or
+    writes its path (``scripts/extract.py``, ``./scripts/extract.py``,
+    ``${CLAUDE_SKILL_DIR}/scripts/extract.py``), its file name with an extension
+    (``run extract.py``) or the path of a sub-folder holding it (``assets/templates/``; the
+    bare top folders ``scripts/`` ... are too generic to count), in any letter case.
+    Links are taken from the raw text (a superset of CommonMark's), so a skill never gets
+    more findings because its SKILL.md was parsed.
+    """
+
+    def __init__(self, skill: Skill, linked: list[LinkUse]) -> None:
+        # without regard to case: `FORMS.md` still tells the agent the file exists (a wrong
+        # case in links and resource paths is SK503's and SK507's to report)
+        self.text = skill.doc.text.lower() if skill.doc else ""
+        self.linked: set[str] = set()
+        self.linked_dirs: set[str] = set()
+        for use in linked:
+            if use.res is not None and use.res.status == "found":
+                if use.res.kind == "dir":
+                    self.linked_dirs.add(use.res.rel)
+                else:
+                    self.linked.add(use.res.rel)
+        self._cache: dict[str, bool] = {}
+
+    def _written(self, rel: str, text: str, directory: bool = False) -> bool:
+        return written_as_path(rel.lower(), text, directory)
+
+    def in_skill_md(self, rel: str) -> bool:
+        if rel in self._cache:
+            return self._cache[rel]
+        name = rel.rpartition("/")[2]
+        found = (
+            rel in self.linked
+            or self._written(rel, self.text)
+            # a bare file name ("run package_skill.py") still tells the agent it exists
+            or ("." in name.strip(".") and self._written(name, self.text))
+        )
+        if not found:
+            parts = rel.split("/")
+            for i in range(len(parts) - 1, 0, -1):
+                folder = "/".join(parts[:i])
+                if folder in self.linked_dirs or (
+                    i > 1 and self._written(folder, self.text, directory=True)
+                ):
+                    found = True
+                    break
+        self._cache[rel] = found
+        return found
+
+
+@dataclass
+class Analysis:
+    uses: list[LinkUse]  # every link of every Markdown file that can hold a finding
+    candidates: dict[str, list[LinkUse]]  # possible destinations, by file
+    mentions: Mentions
+
+
+def analysis(skill: Skill) -> Analysis:
+    """Links of the skill's Markdown files, resolved; computed once per run.
+
+    A file is parsed only when one of its possible destinations is not plainly fine
+    (missing, outside, wrong case, an anchor that does not match, a link one level too
+    deep, or written with escapes): a clean file costs one regular-expression pass.
+    """
+    key = ("references", "analysis")
+    if key in skill.derived:
+        return skill.derived[key]
+    tree = tree_of(skill)
+    docs = documents(skill)
+    found: dict[str, list[tuple[LinkUse, bool]]] = {}
+    for doc in docs:
+        text = doc_text(skill, doc)
+        found[doc.rel] = (
+            _candidates(tree, doc, text) if text and markdown.may_have_links(text) else []
+        )
+    first = docs[0] if docs and docs[0].is_skill_md else None
+    known = Mentions(skill, [u for u, _ in found[first.rel]] if first else [])
+    result = Analysis([], {rel: [u for u, _ in items] for rel, items in found.items()}, known)
+    for doc in docs:
+        items = found[doc.rel]
+        if FAST_PATHS and not any(not plain or _suspect(skill, use, known) for use, plain in items):
+            continue
+        md = parsed(skill, doc)
+        if md is None:
+            continue
+        for link in md.links:
+            if link.kind in ("reference", "autolink"):  # a reference's definition is checked
+                continue
+            use = _use(tree, doc, link.dest, link)
+            if use is not None:
+                result.uses.append(use)
+    skill.derived[key] = result
+    return result
+
+
+def _suspect(skill: Skill, use: LinkUse, known: Mentions) -> bool:
+    """Whether a destination might be reported by SK501–SK505."""
+    res = use.res
+    frag = use.fragment if use.fragment and not use.fragment.startswith(":~:") else None
+    if res is None:
+        return frag is not None and not _quick_anchor(
+            skill, use.doc.rel, doc_text(skill, use.doc), frag
+        )
+    if use.backslash or res.status in ("missing", "outside", "loop") or res.case:
+        return True
+    if res.status != "found" or res.entry is None or not markdown.is_markdown(res.rel):
+        return False
+    if frag is not None and not _quick_anchor(skill, res.rel, _text_at(skill, res.rel), frag):
+        target = _markdown_at(skill, res.rel)
+        if target is None or not target.has_anchor(frag):
+            return True
+    skill_md = skill.skill_md.name if skill.skill_md is not None else None
+    return (
+        not use.doc.is_skill_md
+        and res.rel not in (use.doc.rel, skill_md)
+        and not known.in_skill_md(res.rel)
+    )
+
+
+def checked_uses(skill: Skill) -> list[LinkUse]:
+    """The links SK501–SK505 look at: those of files that could hold a finding."""
+    return analysis(skill).uses
+
+
+def link_uses(skill: Skill) -> list[LinkUse]:
+    """Every link of every Markdown file of the skill, resolved (for the catalog's
+    ``references``). Files with a possible destination are parsed, once per run, shared with
+    the rules."""
+    key = ("references", "all-links")
+    if key in skill.derived:
+        return skill.derived[key]
+    result = analysis(skill)
+    tree = tree_of(skill)
+    parsed_docs = {use.doc.rel for use in result.uses}
+    uses = list(result.uses)
+    for doc in documents(skill):
+        if doc.rel in parsed_docs or not result.candidates.get(doc.rel):
+            continue
+        md = parsed(skill, doc)
+        for link in md.links if md is not None else ():
+            if link.kind in ("reference", "autolink"):
+                continue
+            use = _use(tree, doc, link.dest, link)
+            if use is not None:
+                uses.append(use)
+    skill.derived[key] = uses
+    return uses
+
+
+def mentions(skill: Skill) -> Mentions:
+    return analysis(skill).mentions
+
+
+def _in_skill(doc: Doc, res: Resolution) -> str:
+    """`` (references/x.md in the skill)`` when the link is written from another folder."""
+    where = res.missing or res.rel
+    return f" ({where} in the skill)" if doc.base and where else ""
+
+
+def _finding(use: LinkUse, message: str, help_: str | None = None, lost: bool = True) -> Finding:
+    return Finding(
+        message, span=use.span, path=use.doc.path, impact=_LOST if lost else None, help=help_
+    )
+
+
+def _what(link: Link | None) -> str:
+    if link is None:
+        return "link"
+    return {"image": "image", "definition": "link definition", "html": "HTML link"}.get(
+        link.kind, "link"
+    )
+
+
+# --- SK501 ------------------------------------------------------------------------------------
+
+
+@rule(
+    "SK501",
+    "broken-link",
+    Severity.ERROR,
+    "A relative link or image points at a file that does not exist in the skill.",
+    what="""
+        Resolves every relative link, image, reference definition and HTML `href`/`src` in
+        SKILL.md's body and in the skill's other Markdown files (relative to the file that
+        holds it, as GitHub renders it) and reports those whose target is not in the skill.
+        Percent-escapes are decoded (`my%20file.md`), `#anchors` and `?queries` are set aside,
+        and URLs with a scheme (`https:`, `mailto:`, `data:`) are not checked. Links written
+        with backslashes, through a dangling symlink or a symlink loop are broken too. When a
+        file with a look-alike name exists (a Cyrillic `а` for a Latin `a`, a typo), the message
+        names it and the characters that differ. Markdown files are read up to their first
+        512,000 characters.
+    """,
+    why="""
+        The specification has the agent read referenced files on demand ("progressive
+        disclosure"): a broken link means the agent asks for a file that is not there, at the
+        moment it needs the instructions in it. Every runtime loads the skill anyway, so the
+        failure only shows up in a conversation.
+    """,
+    bad="""
+        See [the API reference](references/api-reference.md).   # the file is references/api.md
+    """,
+    good="""
+        See [the API reference](references/api.md).
+    """,
+)
+def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    for use in checked_uses(skill):
+        res = use.res
+        if res is None:
+            continue
+        what = _what(use.link)
+        if use.backslash and res.status != "outside":  # C:\docs\x.md is SK502's
+            slash = use.path.replace("\\", "/")
+            tail = (
+                ""
+                if res.status == "found"
+                else f"; {show(slash)} does not exist in the skill either"
+            )
+            yield _finding(
+                use,
+                f"{what} {show(use.path)} uses backslashes, which are path separators only on"
+                f" Windows: elsewhere the link is broken; write {show(slash)}{tail}",
+            )
+        elif res.status == "loop":
+            chain = " -> ".join(show(e.rel) for e in res.via[:4])
+            yield _finding(
+                use,
+                f"{what} {show(use.path)} goes through a symlink loop ({chain} ...); replace the"
+                " links with the file",
+            )
+        elif res.status == "missing":
+            yield _finding(use, _missing_message(use, what, res))
+
+
+def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
+    if res.reason == "not a directory":
+        return (
+            f"{what} target {show(use.path)}{_in_skill(use.doc, res)} does not exist:"
+            f" {show(res.missing)} is a file, not a folder"
+        )
+    if res.reason == "unreadable link":
+        return f"{what} target {show(use.path)} goes through a symlink that cannot be read"
+    message = f"{what} target {show(use.path)}{_in_skill(use.doc, res)} does not exist"
+    if res.via and res.via[-1].kind == "symlink":
+        message += f" (it goes through the symlink {show(res.via[-1].rel)})"
+    if res.suggestion is not None:
+        written = res.missing.rpartition("/")[2]
+        parent = res.missing.rpartition("/")[0]
+        actual = posixpath.join(parent, res.suggestion) if parent else res.suggestion
+        message += f"; did you mean {show(actual)}?"
+        diff = describe_difference(written, res.suggestion)
+        if diff and any(ord(c) > 127 for c in written + res.suggestion):
+            message += f" The names differ: {diff}"
+    else:
+        message += "; fix the path or add the file"
+    return message
+
+
+# --- SK502 ------------------------------------------------------------------------------------
+
+
+@rule(
+    "SK502",
+    "link-outside-skill",
+    Severity.ERROR,
+    "A link resolves outside the skill directory.",
+    what="""
+        Reports relative links that climb out of the skill with `../`, absolute paths
+        (`/Users/alice/notes.md`, `/docs/x.md`, `C:\\docs\\x.md`, `~/x.md`, `file:` URLs), and
+        links that leave the skill through a symlink on the way (`shared/x.md` where `shared`
+        links to `../../common`). The check is lexical: nothing outside the skill is looked at.
+    """,
+    why="""
+        A skill is installed, uploaded and packaged as its own directory: claude.ai and the
+        Skills API take a zip of that folder, Codex, Copilot and Claude Code copy or link the
+        folder, and `skillcheck pack` ships only what is inside. A file outside the skill is
+        missing from every installed copy, even when the link works in the repository.
+    """,
+    bad="""
+        Follow the [shared style guide](../shared/style.md).
+    """,
+    good="""
+        Follow the [style guide](references/style.md).   # a copy inside the skill
+    """,
+)
+def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    for use in checked_uses(skill):
+        res = use.res
+        if res is None or res.status != "outside":
+            continue
+        what = _what(use.link)
+        shown = show(use.path)
+        if res.reason == "file-url":
+            message = f"{what} {shown} is a file: URL on this machine"
+        elif res.reason == "absolute":
+            message = f"{what} {shown} is an absolute path"
+        elif res.reason == "home":
+            message = f"{what} {shown} points into a home directory"
+        elif res.reason == "symlink":
+            link = res.via[-1] if res.via else None
+            through = (
+                f" through the symlink {show(link.rel)} -> {show(link.link_target or '?')}"
+                if link is not None
+                else ""
+            )
+            message = f"{what} {shown} leaves the skill{through}"
+        else:
+            message = f"{what} {shown} leads outside the skill directory"
+        yield _finding(
+            use,
+            message + "; installed and packaged copies of the skill do not contain it: copy the"
+            " file into the skill (e.g. references/) and link it relatively",
+        )
+
+
+# --- SK503 ------------------------------------------------------------------------------------
+
+
+@rule(
+    "SK503",
+    "link-case-mismatch",
+    Severity.ERROR,
+    "A link's letter case (or Unicode normalization) differs from the file on disk.",
+    what="""
+        Reports links that only find their target on a case-insensitive file system:
+        `references/API.md` when the file is `references/api.md`, or a name written in a
+        different Unicode normalization (NFD `é` as `e` + U+0301 versus NFC `é`).
+    """,
+    why="""
+        macOS and Windows match file names without regard to case (and macOS without regard to
+        normalization), so the link works on the author's laptop. Linux, where Codex, CI,
+        containers and most agent sandboxes run, and zip or tar packages are exact: there the
+        agent gets "file not found".
+    """,
+    bad="""
+        Read [the forms guide](references/Forms.md).     # on disk: references/forms.md
+    """,
+    good="""
+        Read [the forms guide](references/forms.md).
+    """,
+)
+def link_case_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    for use in checked_uses(skill):
+        res = use.res
+        if res is None or res.status != "found" or not res.case or use.backslash:
+            continue
+        written, actual = res.case[0]
+        kind = "case" if written.casefold() == actual.casefold() else "Unicode normalization"
+        yield _finding(
+            use,
+            f"{_what(use.link)} {show(use.path)} differs in {kind} from the file on disk"
+            f" ({show(written)} is {show(actual)}): it works on macOS and Windows but breaks on"
+            f" Linux and in packages; write {show(res.rel)}",
+        )
+
+
+# --- SK504 ------------------------------------------------------------------------------------
+
+
+@rule(
+    "SK504",
+    "broken-anchor",
+    Severity.WARNING,
+    "A `#anchor` does not match any heading of the file it points at.",
+    what="""
+        Checks `#anchor` links within a file and `file.md#anchor` links to another Markdown
+        file of the skill against the target's headings, with the anchors GitHub generates:
+        lower case, punctuation dropped, spaces turned into `-`, and `-1`, `-2` ... for repeated
+        headings. `id`/`name` attributes in raw HTML count as anchors too; the comparison
+        ignores case. Anchors into other kinds of files are not checked.
+    """,
+    why="""
+        An anchor tells the agent (and a human reader) which part of a long reference to read.
+        When the heading was renamed, the link still opens the file but lands at the top, and
+        an agent that reads only the start of a long file may never reach the section.
+    """,
+    bad="""
+        See [Installation](references/guide.md#instalation).
+    """,
+    good="""
+        See [Installation](references/guide.md#installation).
+    """,
+)
+def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    for use in checked_uses(skill):
+        frag = use.fragment
+        if not frag or frag.startswith(":~:"):
+            continue
+        if use.res is None:
+            target, name = parsed(skill, use.doc), use.doc.rel
+        else:
+            res = use.res
+            if res.status != "found" or res.entry is None or use.backslash:
+                continue
+            if not markdown.is_markdown(res.rel) or res.entry.kind not in ("file", "symlink"):
+                continue
+            name = res.rel
+            target = _markdown_at(skill, res.rel)
+        if target is None or target.has_anchor(frag):
+            continue
+        if target.truncated:
+            continue
+        known = [f"#{h.slug}" for h in target.headings]
+        close = _closest(frag.lower(), [k[1:] for k in known])
+        hint = (
+            f"; did you mean #{close}?"
+            if close
+            else (
+                f"; its anchors are {', '.join(known[:6])}{' ...' if len(known) > 6 else ''}"
+                if known
+                else "; it has no headings"
+            )
+        )
+        yield Finding(
+            f"anchor {show('#' + frag)} does not match any heading in {show(name)}{hint}",
+            span=use.span,
+            path=use.doc.path,
+        )
+
+
+def _quick_anchor(skill: Skill, rel: str, text: str | None, frag: str) -> bool:
+    """Whether the anchor is certainly in the file ``rel`` without parsing it."""
+    key = ("references", "quick-anchors", rel)
+    if key not in skill.derived:
+        skill.derived[key] = markdown.quick_anchors(text) if text else None
+    anchors = skill.derived[key]
+    return anchors is not None and frag.lower() in anchors
+
+
+def _text_at(skill: Skill, rel: str) -> str | None:
+    if skill.skill_md is not None and skill.skill_md.name == rel:
+        return skill.doc.body if skill.doc else None
+    entry = tree_of(skill).entries.get(rel)
+    if entry is None or entry.kind != "file":
+        return None
+    return markdown.text_of(skill, entry)
+
+
+def _markdown_at(skill: Skill, rel: str) -> Markdown | None:
+    if skill.skill_md is not None and skill.skill_md.name == rel:
+        return markdown.for_body(skill)
+    entry = tree_of(skill).entries.get(rel)
+    if entry is None or entry.kind != "file":
+        return None
+    return markdown.for_file(skill, entry)
+
+
+def _closest(word: str, choices: list[str]) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+# --- SK505 ------------------------------------------------------------------------------------
+
+
+@rule(
+    "SK505",
+    "nested-reference",
+    Severity.INFO,
+    "A reference file links to a Markdown file that SKILL.md does not mention.",
+    what="""
+        Reports links in the skill's Markdown files (other than SKILL.md) to another Markdown
+        file of the skill that SKILL.md itself never links to or names: a chain of references
+        more than one level deep.
+    """,
+    why="""
+        The specification asks to keep file references one level deep from SKILL.md. Agents
+        discover files from SKILL.md; Anthropic's authoring guidance warns that Claude may read
+        files reached through another reference only partially, and Copilot picks up only
+        files SKILL.md links to.
+    """,
+    bad="""
+        SKILL.md:                 See [advanced usage](references/advanced.md).
+        references/advanced.md:   Details are in [the API notes](api-notes.md).
+    """,
+    good="""
+        SKILL.md:   See [advanced usage](references/advanced.md) and
+                    [the API notes](references/api-notes.md).
+    """,
+)
+def nested_reference(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    seen: set[tuple[str, str]] = set()
+    known = None
+    for use in checked_uses(skill):
+        res = use.res
+        if use.doc.is_skill_md or res is None or res.status != "found" or res.entry is None:
+            continue
+        if not markdown.is_markdown(res.rel) or res.rel == use.doc.rel:
+            continue
+        if skill.skill_md is not None and res.rel == skill.skill_md.name:
+            continue
+        if known is None:
+            known = mentions(skill)
+        if known.in_skill_md(res.rel) or (use.doc.rel, res.rel) in seen:
+            continue
+        seen.add((use.doc.rel, res.rel))
+        yield Finding(
+            f"{show(res.rel)} is reached only through {show(use.doc.rel)}, more than one level"
+            " from SKILL.md; link it from SKILL.md so the agent can find it directly",
+            span=use.span,
+            path=use.doc.path,
+        )
+
+
+# --- SK506 ------------------------------------------------------------------------------------
+
+
+def _resource_candidates(skill: Skill) -> list[SkillFile]:
+    tree = tree_of(skill)
+    out = []
+    for entry in skill.files:
+        if entry.kind != "file":  # symlinks are SK509/SK510's, whatever they point at
+            continue
+        parts = entry.rel.split("/")
+        if len(parts) < 2 or parts[0] not in RESOURCE_DIRS:
+            continue
+        if any(p.startswith(".") or p in _JUNK_NAMES for p in parts) or entry.rel.endswith(".pyc"):
+            continue
+        if not tree.owned(entry.rel) or any(
+            "/".join(parts[:i]) in tree.unlisted for i in range(1, len(parts))
+        ):
+            continue
+        out.append(entry)
+    return out
+
+
+_BINARY_SUFFIXES = (
+    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico", ".pdf", ".zip", ".gz", ".tgz", ".whl",
+    ".ttf", ".otf", ".woff", ".woff2", ".mp3", ".mp4", ".wav", ".bin", ".so", ".dylib", ".exe",
+)  # fmt: skip
+
+
+def _readable_text(skill: Skill, entry: SkillFile) -> str | None:
+    if entry.size > 1_000_000 or entry.rel.lower().endswith(_BINARY_SUFFIXES):
+        return None
+    text = markdown.text_of(skill, entry)
+    if text is None or "\x00" in text[:8192]:
+        return None
+    return text
+
+
+def reached(skill: Skill) -> set[str]:
+    """Files the agent can find: mentioned in SKILL.md, or named by a file it can find.
+
+    From a found file, another counts as named when its path (from the skill root or from
+    that file's folder), its file name, or (for code) its module name appears in the text,
+    or a Markdown link resolves to it. Deliberately lenient: this decides what is reported
+    as never mentioned, and a helper module imported by a documented script is not news.
+    """
+    key = ("references", "reached")
+    if key in skill.derived:
+        return skill.derived[key]
+    candidates = _resource_candidates(skill)
+    known = mentions(skill)
+    tree = tree_of(skill)
+    sources = [
+        e
+        for e in skill.files
+        if e.kind in ("file", "symlink") and tree.owned(e.rel) and e.path != skill.skill_md
+    ]
+    found = {e.rel for e in sources if e.rel in known.linked or known.in_skill_md(e.rel)}
+    pending = [e for e in sources if e.rel in found]
+    rest = [e for e in candidates if e.rel not in found]
+    by_doc: dict[str, set[str]] = {}
+    for rel, uses in analysis(skill).candidates.items():
+        for use in uses:
+            if use.res is not None and use.res.status == "found":
+                by_doc.setdefault(rel, set()).add(use.res.rel)
+    while pending and rest:
+        source = pending.pop()
+        text = _readable_text(skill, source)
+        if text is None:
+            continue
+        here = source.rel.rpartition("/")[0]
+        linked = by_doc.get(source.rel, set())
+        lowered = text.lower()
+        still = []
+        for entry in rest:
+            if entry.rel in linked or _named_in(entry, here, lowered):
+                found.add(entry.rel)
+                pending.append(entry)
+            else:
+                still.append(entry)
+        rest = still
+    skill.derived[key] = found
+    return found
+
+
+def _relative(rel: str, folder: str) -> str:
+    """``rel`` as written from ``folder`` (both relative to the skill root), lexically."""
+    target, start = rel.split("/"), folder.split("/") if folder else []
+    common = 0
+    while common < min(len(target) - 1, len(start)) and target[common] == start[common]:
+        common += 1
+    return "/".join([".."] * (len(start) - common) + target[common:])
+
+
+def _named_in(entry: SkillFile, here: str, text: str) -> bool:
+    """Whether ``text`` (lower case) names ``entry``."""
+    rel = entry.rel.lower()
+    name = rel.rpartition("/")[2]
+    stem = name.rpartition(".")[0] if "." in name else name
+    if stem not in text:
+        return False
+    relative = _relative(rel, here.lower())
+    if any(written_as_path(word, text) for word in {rel, relative, name}):
+        return True
+    if name.endswith(_CODE_SUFFIXES) and stem:
+        return re.search(r"\b" + re.escape(stem) + r"\b", text) is not None
+    return False
+
+
+@rule(
+    "SK506",
+    "unreferenced-file",
+    Severity.WARNING,
+    "A file under references/, scripts/ or assets/ is never mentioned.",
+    what="""
+        Reports files under `references/`, `scripts/` and `assets/` that SKILL.md never links
+        to or names (by path, or by file name with its extension, in any letter case), and
+        that no file reachable from SKILL.md names either (a helper module imported by a
+        documented script, a file linked from a reference: those chains are SK505's
+        business). A link to a folder, or a written path of a sub-folder (`assets/templates/`),
+        counts for the files in it. Dotfiles, `__init__.py`, symlinks (SK509/SK510) and junk
+        that SK7xx reports are left out.
+    """,
+    why="""
+        The agent learns what a skill holds only from SKILL.md: a file it is never told about is
+        dead weight in every installed copy and in the upload size. Copilot loads only files
+        referenced from SKILL.md. Usually the file is either obsolete or SKILL.md forgot to say
+        when to use it.
+    """,
+    bad="""
+        my-skill/
+          SKILL.md                    (never mentions scripts/fill_form.py)
+          scripts/fill_form.py
+    """,
+    good="""
+        SKILL.md:  To fill a form, run `python scripts/fill_form.py input.pdf values.json`.
+    """,
+)
+def unreferenced_file(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    if skill.doc is None:
+        return
+    candidates = _resource_candidates(skill)
+    if not candidates:
+        return
+    found = reached(skill)
+    for entry in candidates:
+        if entry.rel in found:
+            continue
+        if _TEST_FILE.search(entry.rel):
+            advice = (
+                "it looks like a test of the skill's code, which installed copies do not need:"
+                " keep tests outside the skill folder"
+            )
+        else:
+            advice = "link it from SKILL.md with a line on when to use it, or delete it"
+        yield Finding(
+            f"{show(entry.rel)} is never mentioned in SKILL.md: the agent does not know it"
+            f" exists and Copilot does not load it; {advice}",
+            span=WHOLE_FILE,
+            path=entry.path,
+        )
+
+
+_TEST_FILE = re.compile(
+    r"(?:^|/)(?:tests?|__tests__)/|(?:^|/)test_[^/]*$|[._]test\.[^/]*$|\.spec\."
+)
+
+
+# --- paths written in the text ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A path found in a piece of text: ``text[start:end]``."""
+
+    start: int
+    end: int
+    text: str
+    kind: str
+
+
+Finder = Callable[[str], Iterator[Hit]]
+
+
+def _link_columns(md: Markdown) -> dict[int, list[tuple[int, int]]]:
+    """Columns covered by link destinations and autolinks, by line."""
+    covered: dict[int, list[tuple[int, int]]] = {}
+    for link in md.links:
+        span = link.span
+        if span.start.line == span.end.line:
+            covered.setdefault(span.start.line, []).append((span.start.column, span.end.column))
+    return covered
+
+
+def _covered(covered: dict[int, list[tuple[int, int]]], line: int, column: int) -> bool:
+    return any(a <= column < b for a, b in covered.get(line, ()))
+
+
+def _scan(
+    skill: Skill, find: Finder, suspect: Callable[[Doc, Hit], bool]
+) -> Iterator[tuple[Doc, Segment, Hit]]:
+    """Paths ``find`` finds in the text and code spans of the skill's Markdown files,
+    outside link destinations.
+
+    The raw text is searched first: its hits are a superset of the segments' (code blocks
+    and link destinations included), so when ``suspect`` clears every one of them the file
+    is not parsed at all.
+    """
+    for doc in documents(skill):
+        text = doc_text(skill, doc)
+        if not text:
+            continue
+        if FAST_PATHS and not any(suspect(doc, hit) for hit in find(text)):
+            continue
+        md = parsed(skill, doc)
+        if md is None:
+            continue
+        covered = _link_columns(md)
+        for segment in md.segments:
+            for hit in find(segment.text):
+                if not _covered(covered, segment.line, segment.column + hit.start):
+                    yield doc, segment, hit
+
+
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+_MENTION = re.compile(r"(?:scripts|references|assets)/[\w.%+@~/-]*[\w%+@~/-]")
+
+
+def find_mentions(text: str) -> Iterator[Hit]:
+    """``scripts/...``, ``references/...`` and ``assets/...`` paths that start a word
+    (``./scripts/x``, ``${CLAUDE_SKILL_DIR}/scripts/x`` included; ``myscripts/x`` and
+    ``../scripts/x`` not)."""
+    hits: list[Hit] = []
+    for folder in _FOLDER_WORDS:
+        start = text.find(folder)
+        while start >= 0:
+            match = _MENTION.match(text, start)
+            if match is not None and _starts_path(text, start):
+                hits.append(Hit(start, match.end(), match.group(0), "mention"))
+            start = text.find(folder, start + 1)
+    if len(hits) > 1:
+        hits.sort(key=lambda h: h.start)
+    yield from hits
+
+
+_FOLDER_WORDS = tuple(f"{d}/" for d in RESOURCE_DIRS)
+
+
+def _starts_path(text: str, start: int) -> bool:
+    before = text[start - 1] if start else " "
+    if before == "/" and start >= 2:
+        two = text[start - 2]
+        third = text[start - 3] if start >= 3 else " "
+        return two == "}" or (two == "." and not (_word_char(third) or third in "./-"))
+    return not (_word_char(before) or before in "./\\~$-")
+
+
+_PATH_TAIL = re.compile(r"[^\s`'\"<>|*?()\[\]]*")
+_HOME = re.compile(
+    r"/(?:Users|home)/[^\s/`'\"<>()\[\]]+(?:/[^\s`'\"<>()\[\]]*)?|/root/[^\s`'\"<>()\[\]]*"
+)
+_FILE_URL = re.compile(r"file:///?[^\s`'\"<>()\[\]]+")
+_BACKSLASH_WORD = re.compile(r"[\w.\\-]*\\[\w.\\-]*")
+_DRIVE = re.compile(r"[A-Za-z]:(?:\\|/Users/)")
+_UNC = re.compile(r"\\\\[\w.$-]+\\[^\s`'\"<>|*?()\[\]]+")
+
+
+def find_local_paths(text: str) -> Iterator[Hit]:
+    """Windows-style paths (drive letters, UNC shares, backslash separators) and absolute
+    paths into one person's machine. Each kind is looked for only when its literal marker is
+    in the text: most texts cost a few substring tests."""
+    hits: list[Hit] = []
+    if "\\" in text:
+        if ":\\" in text:
+            for match in _DRIVE.finditer(text):
+                start = match.start()
+                if start and (_word_char(text[start - 1]) or text[start - 1] in "\\/"):
+                    continue
+                end = _PATH_TAIL.match(text, match.end()).end()
+                hits.append(Hit(start, end, text[start:end], "drive"))
+        if "\\\\" in text:
+            for match in _UNC.finditer(text):
+                start = match.start()
+                if start and (_word_char(text[start - 1]) or text[start - 1] == "\\"):
+                    continue
+                hits.append(Hit(start, match.end(), match.group(0), "unc"))
+        for match in _BACKSLASH_WORD.finditer(text):
+            start, word = match.start(), match.group(0)
+            if word.startswith("\\") or word.endswith("\\") or "\\\\" in word:
+                continue  # an escape, a UNC share or a line-ending backslash
+            if start and text[start - 1] in "/~:":
+                continue  # part of a drive path or URL, reported as such
+            hits.append(Hit(start, match.end(), word, "back"))
+    if "/Users/" in text or "/home/" in text or "/root/" in text:
+        if ":/Users/" in text:
+            for match in _DRIVE.finditer(text):
+                start = match.start()
+                if match.group(0).endswith("/Users/") and not (
+                    start and _word_char(text[start - 1])
+                ):
+                    end = _PATH_TAIL.match(text, match.end()).end()
+                    hits.append(Hit(start, end, text[start:end], "drive"))
+        for match in _HOME.finditer(text):
+            start = match.start()
+            if start and (_word_char(text[start - 1]) or text[start - 1] in ".~/:-"):
+                continue
+            hits.append(Hit(start, match.end(), match.group(0), "home"))
+    if "file:/" in text:
+        for match in _FILE_URL.finditer(text):
+            start = match.start()
+            if start and _word_char(text[start - 1]):
+                continue
+            hits.append(Hit(start, match.end(), match.group(0), "url"))
+    hits.sort(key=lambda h: h.start)
+    yield from hits
+
+
+@rule(
+    "SK507",
+    "missing-path-mention",
+    Severity.WARNING,
+    "A `scripts/`, `references/` or `assets/` path written in the text does not exist.",
+    what="""
+        Finds paths starting with `scripts/`, `references/` or `assets/` in the text and in
+        code spans of SKILL.md and the other Markdown files (`./scripts/x.py` and
+        `${CLAUDE_SKILL_DIR}/scripts/x.py` included) and reports those that are not in the
+        skill. Paths are taken from the skill root, as the specification writes them (in other
+        Markdown files, a path relative to that file is accepted too). Fenced code blocks,
+        globs (`scripts/*.py`), placeholders (`assets/<name>.png`), paths written after
+        "example" or "e.g." on their line (`**Examples**: references/finance.md`) and link
+        destinations (SK501 checks those) are not checked.
+    """,
+    why="""
+        Instructions such as "run `python scripts/extract.py`" are what the agent executes.
+        When the script was renamed or never committed, the command fails in the user's
+        session; the specification's examples refer to bundled files exactly this way.
+    """,
+    bad="""
+        Run `python scripts/extract_text.py input.pdf`.    # the script is scripts/extract.py
+    """,
+    good="""
+        Run `python scripts/extract.py input.pdf`.
+    """,
+)
+def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    tree = tree_of(skill)
+    cleared: set[tuple[str, str]] = set()
+
+    def suspect(doc: Doc, hit: Hit) -> bool:
+        key = (doc.base, hit.text)
+        if key in cleared:
+            return False
+        res = _mention_status(tree, doc, hit.text)[0]
+        if res.status in ("missing", "outside", "loop") or res.case:
+            return True
+        cleared.add(key)
+        return False
+
+    for doc, segment, hit in _scan(skill, find_mentions, suspect):
+        after = segment.text[hit.end : hit.end + 1]
+        if after and after in _PLACEHOLDER_AFTER:
+            continue
+        md = parsed(skill, doc)
+        before = md.line(segment.line)[: segment.column - 1 + hit.start] if md else ""
+        if _EXAMPLE.search(before):
+            continue  # "Examples: `references/finance.md`" shows a shape, not a file
+        res, path = _mention_status(tree, doc, hit.text)
+        column = segment.column + hit.start
+        span = Span(Pos(segment.line, column), Pos(segment.line, column + len(hit.text)))
+        if res.status == "missing":
+            hint_ = ""
+            if res.suggestion is not None:
+                parent = res.missing.rpartition("/")[0]
+                hint_ = f"; did you mean {show(posixpath.join(parent, res.suggestion))}?"
+            yield Finding(
+                f"{show(path)} is not in the skill{hint_}"
+                + ("" if hint_ else "; fix the path or add the file"),
+                span=span,
+                path=doc.path,
+            )
+        elif res.status == "found" and res.case:
+            yield Finding(
+                f"{show(path)} differs in case from the file on disk {show(res.rel)}: it is"
+                " found on macOS and Windows only; write it as on disk",
+                span=span,
+                path=doc.path,
+            )
+        elif res.status in ("outside", "loop"):
+            yield Finding(
+                f"{show(path)} leads outside the skill through a symlink; installed copies do"
+                " not contain it",
+                span=span,
+                path=doc.path,
+            )
+
+
+_PLACEHOLDER_AFTER = set("<{[*$?")
+_EXAMPLE = re.compile(r"\bexamples?\b|\be\.g\.", re.IGNORECASE)
+
+
+def _mention_status(tree: Tree, doc: Doc, written: str) -> tuple[Resolution, str]:
+    """Resolve a written ``scripts/...`` path from the skill root (or, in another Markdown
+    file, from that file's folder)."""
+    path = written.rstrip("/")
+    if "%" in path:
+        path = unquote(path)
+    res = tree.resolve(path)
+    if not res.ok and doc.base:
+        local = tree.resolve(path, doc.base)
+        if local.ok:
+            res = local
+    return res, path
+
+
+_ASCII_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+
+
+def _local_path(hit: Hit, code: bool) -> str | None:
+    """The path to report for a hit of ``find_local_paths``, or None. ``code=True`` is the
+    more permissive reading (backslashes are literal), used on raw text before parsing."""
+    text = hit.text.rstrip(".,;:!")  # sentence punctuation after the path
+    if hit.kind != "back":
+        return text
+    if not code and all(
+        text[i + 1] in _ASCII_PUNCT for i, ch in enumerate(text[:-1]) if ch == "\\"
+    ):
+        return None  # Markdown escapes such as file\_name
+    parts = text.split("\\")
+    if parts[0] in RESOURCE_DIRS or parts[0] in (".", "..") or _EXTENSION.search(text):
+        return text
+    return None  # regular expressions, `\n` in strings ...
+
+
+@rule(
+    "SK508",
+    "non-portable-path",
+    Severity.WARNING,
+    "A Windows-style or machine-local absolute path is written in the text.",
+    what="""
+        Finds, in the text and code spans of SKILL.md and the other Markdown files, paths
+        written with backslashes (`scripts\\extract.py`, `C:\\tools\\x.exe`,
+        `\\\\server\\share`) and absolute paths into one person's machine (`/Users/alice/...`,
+        `/home/bob/...`, `/root/...`, `C:/Users/...`, `file:///...`). Markdown escapes
+        (`file\\_name`), regular expressions and fenced code blocks are left alone; links are
+        checked by SK501 and SK502.
+    """,
+    why="""
+        Skills run on other machines: Codex, CI and most agent sandboxes are Linux, where a
+        backslash is an ordinary character in a file name, and nobody else has `/Users/alice`.
+        Anthropic's authoring guidance says to always use forward slashes; the specification
+        writes paths relative to the skill root.
+    """,
+    bad="""
+        Run `python scripts\\extract.py /Users/alice/Downloads/report.pdf`.
+    """,
+    good="""
+        Run `python scripts/extract.py path/to/report.pdf`.
+    """,
+)
+def non_portable_path(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    def suspect(doc: Doc, hit: Hit) -> bool:
+        return _local_path(hit, code=True) is not None
+
+    for doc, segment, hit in _scan(skill, find_local_paths, suspect):
+        text = _local_path(hit, segment.code)
+        if text is None:
+            continue
+        column = segment.column + hit.start
+        span = Span(Pos(segment.line, column), Pos(segment.line, column + len(text)))
+        if hit.kind in ("back", "unc") or (hit.kind == "drive" and "\\" in text):
+            message = (
+                f"{show(text)} is a Windows-style path: backslashes are not separators on"
+                " Linux or macOS"
+            )
+            message += (
+                f"; write {show(text.replace(chr(92), '/'))}"
+                if hit.kind == "back"
+                else "; write paths relative to the skill root with forward slashes"
+            )
+        else:
+            message = (
+                f"{show(text)} is an absolute path on one machine; other users and agents do"
+                " not have it: use a path relative to the skill root or a placeholder"
+            )
+        yield Finding(message, span=span, path=doc.path)
+
+
+# --- SK407 (registered in rules/fields.py) ---------------------------------------------------
+
+
+def _field_values(node: Node | None, steps: list[str], trail: str) -> Iterator[tuple[str, Node]]:
+    """The scalar nodes a dotted path with ``[]`` names, with a readable trail."""
+    if node is None:
+        return
+    node = node.resolved()
+    if not steps:
+        yield trail, node
+        return
+    step, rest = steps[0], steps[1:]
+    if step == "[]":
+        if node.kind == "sequence":
+            for i, item in enumerate(node.value):
+                yield from _field_values(item, rest, f"{trail}[{i}]")
+        return
+    if node.kind == "mapping":
+        yield from _field_values(node.get(step), rest, f"{trail}.{step}" if trail else step)
+
+
+def _steps(spec: str) -> list[str]:
+    steps: list[str] = []
+    for part in spec.split("."):
+        name = part
+        count = 0
+        while name.endswith("[]"):
+            name = name[:-2]
+            count += 1
+        if name:
+            steps.append(name)
+        steps.extend(["[]"] * count)
+    return steps
+
+
+def path_field_findings(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    """SK407's check (the rule is registered with the SK4xx fields): every value named by
+    the ``path-fields`` option must resolve to a file inside the skill."""
+    specs = ctx.option("path-fields") or []
+    fm = usable_frontmatter(skill) if specs else None
+    if fm is None or fm.root is None:
+        return
+    tree = tree_of(skill)
+    for spec in specs:
+        for trail, node in _field_values(fm.root, _steps(spec), ""):
+            if node.kind != "scalar" or node.tag == "null":
+                continue
+            value = str(node.value).strip()
+            if not value:
+                continue
+            span = value_span(node)
+            problem = _path_problem(tree, value)
+            if problem:
+                yield Finding(f"{trail}: {show(value)} {problem}", span=span)
+
+
+def _path_problem(tree: Tree, value: str) -> str | None:
+    if has_scheme(value) or value.startswith("//"):
+        return "is a URL, not a file inside the skill; bundle the file and give its path"
+    res = tree.resolve(value.replace("\\", "/"))
+    if "\\" in value:
+        return "uses backslashes; write the path with forward slashes"
+    if res.status == "outside":
+        return (
+            "is outside the skill; installed and packaged copies do not contain it: put the"
+            " file inside the skill"
+        )
+    if res.status == "missing":
+        hint = ""
+        if res.suggestion is not None:
+            parent = res.missing.rpartition("/")[0]
+            hint = f" (did you mean {show(posixpath.join(parent, res.suggestion))}?)"
+        return f"is not in the skill{hint}; add the file or fix the path"
+    if res.status == "loop":
+        return "goes through a symlink loop"
+    if res.status == "found" and res.case:
+        return f"differs in case from the file on disk {show(res.rel)}; write it as on disk"
+    if res.status == "found" and res.kind == "dir":
+        return "is a folder; name a file"
+    return None
