@@ -1,0 +1,616 @@
+"""SK6xx: token, line and size budgets of progressive disclosure.
+
+A runtime shows every skill's catalog entry (name + description) in every prompt, loads the
+body when the skill is chosen, and reads reference files on demand. Each tier has a budget
+(the specification's ~100 tokens, < 5000 tokens and < 500 lines); all of them are set under
+``budgets`` in the configuration.
+
+The figures (tokens per tier, lines) are computed once per skill and run by
+:func:`skill_figures` and cached on the skill, so the rules here, ``--statistics`` and anything
+else that reports them share one count. The tokenizer comes from the ``tokenizer`` option
+(config ``tokenizer`` or ``--tokenizer``); ``skillcheck.tokens`` loads each one once per process.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillcheck.load import read_text
+from skillcheck.markdown import is_markdown
+from skillcheck.model import Finding, Impact, Outcome, Pos, Severity, Skill, Span
+from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
+from skillcheck.targets import every
+from skillcheck.tokens import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
+
+# Defaults of the `budgets` table (config.schema.json names the keys).
+CATALOG_TOKENS = 100  # spec: "metadata ~100 tokens"
+BODY_TOKENS = 5000  # spec: "< 5000 tokens recommended"
+BODY_LINES = 500  # spec and Anthropic: SKILL.md under 500 lines
+REFERENCE_LINES = 100  # Anthropic: a table of contents in reference files over 100 lines
+# Claude Code's Read tool refuses a file over 25,000 tokens in one call (its own tokenizer,
+# which counts more than cl100k_base for the same text); 10,000 keeps a reference readable
+# in one call with room to spare, and is twice the body budget.
+REFERENCE_TOKENS = 10_000
+FILE_BYTES = 8 * 1024 * 1024  # what skillcheck reads and scans of one file
+UPLOAD_LIMIT = 30_000_000  # claude.ai / Skills API: "30 MB" (the smaller reading of it)
+SKILL_BYTES = UPLOAD_LIMIT
+
+TOC_WINDOW = 50  # a table of contents must start within the first 50 lines to be seen first
+
+
+def budget(ctx: Context, key: str, default: int | None) -> int | None:
+    """A limit from the configuration's `budgets` table, else the default."""
+    value = (ctx.option("budgets") or {}).get(key, default)
+    return int(value) if value is not None else None
+
+
+def tokenizer_spec(ctx: Context) -> str:
+    return str(ctx.option("tokenizer") or DEFAULT_TOKENIZER)
+
+
+def tokenizer_for(spec: str) -> Tokenizer:
+    """The tokenizer for ``spec``; ``get_tokenizer`` keeps one instance per spec and process.
+
+    Raises ValueError (a user-facing message) for a bad spec; ``build_settings`` checks the
+    spec before any skill is read, so a run never gets this far with one.
+    """
+    return get_tokenizer(spec)
+
+
+# --- figures -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReferenceFigures:
+    """A Markdown file of the skill other than SKILL.md."""
+
+    rel: str
+    path: Path
+    lines: int
+    tokens: int
+    has_toc: bool
+
+
+@dataclass(frozen=True)
+class SkillFigures:
+    """Tokens per tier and lines of one skill, as one tokenizer counts them."""
+
+    tokenizer: str
+    catalog_tokens: int | None  # name + description; None without a string description
+    body_tokens: int
+    body_lines: int
+    references: tuple[ReferenceFigures, ...]
+
+    @property
+    def reference_tokens(self) -> int:
+        return sum(r.tokens for r in self.references)
+
+
+def count_lines(lines: list[str]) -> int:
+    """Lines as an editor shows them: a final line break does not start another line."""
+    if lines and lines[-1] == "":
+        return len(lines) - 1
+    return len(lines)
+
+
+def catalog_text(skill: Skill) -> str | None:
+    """What a runtime puts in the catalog for the skill: name and description."""
+    description = skill.description
+    if description is None:
+        return None
+    name = skill.name or skill.dir_name
+    return f"{name}\n{description.strip()}"
+
+
+def is_reference(skill: Skill, rel: str, path: Path) -> bool:
+    return is_markdown(rel) and path != skill.skill_md
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TOC_HEADING = re.compile(
+    r"^ {0,3}(?:#{1,6}[ \t]+|\*\*|__)?(?:table[ \t]+of[ \t]+)?contents\b[^\w]*$", re.IGNORECASE
+)
+_TOC_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+.*\]\(#[^)\s]+\)")
+
+
+def has_toc(lines: list[str]) -> bool:
+    """A "Contents" / "Table of contents" heading, or a list of two or more links to the
+    file's own ``#anchors``, starting within the first ``TOC_WINDOW`` lines."""
+    fence: str | None = None
+    items = 0
+    for index, line in enumerate(lines):
+        match = _FENCE.match(line)
+        if match:
+            marker = match.group(1)
+            if fence is None:
+                fence = marker[0] * 3
+            elif marker.startswith(fence):
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        if index < TOC_WINDOW and _TOC_HEADING.match(line):
+            return True
+        if _TOC_ITEM.match(line):
+            items += 1
+            if items >= 2:
+                return True
+        elif line.strip() and items:
+            items = 0  # the list ended before it had two entries
+        if index >= TOC_WINDOW and not items:
+            return False
+    return False
+
+
+def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
+    """The skill's figures for tokenizer ``spec``, computed on first use and cached."""
+    key = ("budgets", spec)
+    cached = skill.derived.get(key)
+    if cached is not None:
+        return cached
+    tokenizer = tokenizer_for(spec)
+    doc = skill.doc
+    catalog = catalog_text(skill) if doc is not None else None
+    body_tokens = tokenizer.count(doc.body) if doc is not None else 0
+    body_lines = count_lines(doc.lines[doc.body_line - 1 :]) if doc is not None else 0
+    refs = []
+    for entry in skill.files:
+        if entry.kind != "file" or not is_reference(skill, entry.rel, entry.path):
+            continue
+        text = read_text(skill, entry)
+        if text is None:
+            continue
+        lines = text.split("\n")
+        refs.append(
+            ReferenceFigures(
+                rel=entry.rel,
+                path=entry.path,
+                lines=count_lines(lines),
+                tokens=tokenizer.count(text),
+                has_toc=has_toc(lines),
+            )
+        )
+    figures = SkillFigures(
+        tokenizer=spec,
+        catalog_tokens=tokenizer.count(catalog) if catalog is not None else None,
+        body_tokens=body_tokens,
+        body_lines=body_lines,
+        references=tuple(refs),
+    )
+    skill.derived[key] = figures
+    return figures
+
+
+def _description_span(skill: Skill) -> Span:
+    fm = usable_frontmatter(skill)
+    node = fm.node("description") if fm else None
+    if node is None:
+        return Span(Pos(1, 1), Pos(1, 4))
+    return value_span(node.resolved())
+
+
+def _first_body_line(skill: Skill) -> int:
+    doc = skill.doc
+    assert doc is not None
+    for number in range(doc.body_line, len(doc.lines) + 1):
+        if doc.lines[number - 1].strip():
+            return number
+    return doc.body_line
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+# --- rules -----------------------------------------------------------------------------------
+
+
+@rule(
+    "SK601",
+    "catalog-tokens",
+    Severity.WARNING,
+    "The catalog entry (name + description) is over its token budget (~100).",
+    what="""
+        Counts the tokens of what a runtime lists for the skill before it is chosen: the
+        `name` and the `description`. Reported at the description when the count exceeds
+        `budgets.catalog-tokens`.
+    """,
+    why="""
+        Every skill's catalog entry is in the prompt of every conversation, used or not. The
+        specification budgets this metadata tier at about 100 tokens per skill (its client
+        guide says 50–100); long descriptions crowd the other skills out of a runtime's listing
+        budget (Claude Code gives the whole listing about 1% of the context window).
+    """,
+    bad="""
+        description: This skill provides a comprehensive, end-to-end toolkit for every kind of
+          PDF work you can imagine, including (200 more words of features and history)...
+    """,
+    good="""
+        description: Extracts text and tables from PDF files and fills PDF forms. Use when the
+          user mentions PDFs, forms or document extraction.
+    """,
+    options="""
+        `budgets.catalog-tokens` (default 100). Tokens are counted by the `tokenizer`
+        (`estimate`, the default, or `tiktoken:ENCODING`).
+    """,
+)
+def catalog_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    limit = budget(ctx, "catalog-tokens", CATALOG_TOKENS)
+    if skill.doc is None or usable_frontmatter(skill) is None or limit is None:
+        return
+    figures = skill_figures(skill, tokenizer_spec(ctx))
+    count = figures.catalog_tokens
+    if count is None or count <= limit:
+        return
+    yield Finding(
+        f"the catalog entry (name + description) is {count} tokens, over the budget of {limit}"
+        f" ({figures.tokenizer}); it is in every prompt: keep what the skill does and when to"
+        " use it, move the rest into the body",
+        span=_description_span(skill),
+    )
+
+
+@rule(
+    "SK602",
+    "body-tokens",
+    Severity.WARNING,
+    "The SKILL.md body is over its token budget (5000).",
+    what="""
+        Counts the tokens of the SKILL.md body (everything after the frontmatter), which a
+        runtime loads whole when the skill is activated. Reported at the first line of the body.
+    """,
+    why="""
+        The specification recommends a body under 5000 tokens: the body shares the context
+        window with the conversation, and detail the task at hand does not need belongs in
+        reference files the agent reads on demand (progressive disclosure).
+    """,
+    bad="""
+        SKILL.md: 9,000 tokens of instructions, API tables and worked examples
+    """,
+    good="""
+        SKILL.md: the workflow in 2,000 tokens, linking to
+          references/api.md and references/examples.md for the detail
+    """,
+    options="""
+        `budgets.body-tokens` (default 5000), counted by the `tokenizer`.
+    """,
+)
+def body_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    limit = budget(ctx, "body-tokens", BODY_TOKENS)
+    if skill.doc is None or limit is None:
+        return
+    figures = skill_figures(skill, tokenizer_spec(ctx))
+    if figures.body_tokens <= limit:
+        return
+    line = _first_body_line(skill)
+    yield Finding(
+        f"the body is {figures.body_tokens} tokens, over the budget of {limit}"
+        f" ({figures.tokenizer}); it is loaded whole when the skill is used: move detail into"
+        " reference files under references/ and link to them",
+        span=Span(Pos(line, 1), Pos(line, 2)),
+    )
+
+
+@rule(
+    "SK603",
+    "body-lines",
+    Severity.WARNING,
+    "The SKILL.md body is longer than 500 lines.",
+    what="""
+        Counts the lines of the SKILL.md body. Reported at the first line past the budget.
+    """,
+    why="""
+        The specification and Anthropic's authoring guide keep SKILL.md under 500 lines: a
+        long body costs context on every activation, and agents that read files in pages
+        may never see its end. Split the detail into reference files.
+    """,
+    bad="""
+        SKILL.md: 820 lines (workflow, full API reference, troubleshooting)
+    """,
+    good="""
+        SKILL.md: 180 lines of workflow
+        references/api.md, references/troubleshooting.md: the rest, linked from SKILL.md
+    """,
+    options="""
+        `budgets.body-lines` (default 500).
+    """,
+)
+def body_lines(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    limit = budget(ctx, "body-lines", BODY_LINES)
+    doc = skill.doc
+    if doc is None or limit is None:
+        return
+    figures = skill_figures(skill, tokenizer_spec(ctx))
+    if figures.body_lines <= limit:
+        return
+    line = doc.body_line + limit  # the first body line past the budget
+    yield Finding(
+        f"the body is {figures.body_lines} lines, over the budget of {limit}; line {line} and"
+        " below are past it: move detail into reference files and link to them",
+        span=Span(Pos(line, 1), Pos(line, 2)),
+    )
+
+
+@rule(
+    "SK604",
+    "reference-no-toc",
+    Severity.INFO,
+    "A long reference file has no table of contents near its top.",
+    what="""
+        Reports a Markdown file of the skill other than SKILL.md that is longer than
+        `budgets.reference-lines` and has no table of contents: neither a "Contents" /
+        "Table of contents" heading nor a list of at least two links to the file's own
+        `#anchors`, starting within its first 50 lines.
+    """,
+    why="""
+        Agents often preview a reference file (its first lines) before reading more. Anthropic's
+        authoring guide asks for a table of contents at the top of reference files over 100
+        lines, so the agent sees the whole scope of the file even from a partial read.
+    """,
+    bad="""
+        # API reference
+        ## Authentication
+        (300 lines)
+    """,
+    good="""
+        # API reference
+        - [Authentication](#authentication)
+        - [Pagination](#pagination)
+        - [Errors](#errors)
+        ## Authentication
+        (300 lines)
+    """,
+    options="""
+        `budgets.reference-lines` (default 100): files longer than this need a table of contents.
+    """,
+)
+def reference_no_toc(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    limit = budget(ctx, "reference-lines", REFERENCE_LINES)
+    if limit is None:
+        return
+    for ref in skill_figures(skill, tokenizer_spec(ctx)).references:
+        if ref.lines > limit and not ref.has_toc:
+            yield Finding(
+                f"{ref.rel} is {ref.lines} lines (over {limit}) and has no table of contents;"
+                " add a list of links to its sections at the top so a partial read shows what"
+                " it covers",
+                span=Span(Pos(1, 1), Pos(1, 2)),
+                path=ref.path,
+            )
+
+
+@rule(
+    "SK605",
+    "reference-tokens",
+    Severity.WARNING,
+    "A reference file is over its token budget (10,000).",
+    what="""
+        Counts the tokens of each Markdown file of the skill other than SKILL.md.
+    """,
+    why="""
+        A reference file is read into the context when the agent needs it. Claude Code's Read
+        tool refuses files over 25,000 tokens in one call (its tokenizer counts more tokens than
+        `cl100k_base` for the same text), so the agent pages through a long file or reads only
+        part of it. Split large references by topic and link each from SKILL.md.
+    """,
+    bad="""
+        references/api.md: 40,000 tokens covering every endpoint
+    """,
+    good="""
+        references/api-auth.md, references/api-orders.md, references/api-billing.md
+    """,
+    options="""
+        `budgets.reference-tokens` (default 10000), counted by the `tokenizer`.
+    """,
+)
+def reference_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    limit = budget(ctx, "reference-tokens", REFERENCE_TOKENS)
+    if limit is None:
+        return
+    figures = skill_figures(skill, tokenizer_spec(ctx))
+    for ref in figures.references:
+        if ref.tokens > limit:
+            yield Finding(
+                f"{ref.rel} is {ref.tokens} tokens, over the budget of {limit}"
+                f" ({figures.tokenizer}); split it by topic into smaller files linked from"
+                " SKILL.md",
+                span=Span(Pos(1, 1), Pos(1, 2)),
+                path=ref.path,
+            )
+
+
+@rule(
+    "SK606",
+    "file-too-large",
+    Severity.WARNING,
+    "A file of the skill is larger than the file size budget (8 MiB).",
+    what="""
+        Reports each file other than SKILL.md larger than `budgets.file-bytes` (SKILL.md has
+        its own budgets and SK116).
+    """,
+    why="""
+        Every install, upload and bundle copies each file of a skill. Files this large are
+        usually datasets, media or build output that belong outside the skill (downloaded or
+        generated when needed); skillcheck also scans only the first 8 MiB of a file for
+        secrets and hidden text.
+    """,
+    bad="""
+        assets/training-data.csv   (250 MB)
+    """,
+    good="""
+        scripts/fetch_data.py      (downloads the data set when the skill needs it)
+    """,
+    options="""
+        `budgets.file-bytes` (default 8388608, 8 MiB).
+    """,
+)
+def file_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    limit = budget(ctx, "file-bytes", FILE_BYTES)
+    if limit is None:
+        return
+    for entry in skill.files:
+        if entry.kind == "file" and entry.path != skill.skill_md and entry.size > limit:
+            yield Finding(
+                f"{entry.rel} is {entry.size:,} bytes ({_size(entry.size)}), over the budget of"
+                f" {limit:,} bytes; keep large data outside the skill and fetch or generate it"
+                " when needed",
+                span=Span(Pos(1, 1), Pos(1, 2)),
+                path=entry.path,
+            )
+
+
+@rule(
+    "SK607",
+    "skill-too-large",
+    Severity.WARNING,
+    "The skill's files total more than the size budget (30 MB, the Anthropic upload limit).",
+    what="""
+        Adds up the sizes of the skill's regular files and reports, at SKILL.md, a total over
+        `budgets.skill-bytes`, naming the largest files. Directories skillcheck does not look
+        into (`.git`, `node_modules`, virtualenvs, `__pycache__`) are not counted; SK703
+        reports them.
+    """,
+    why="""
+        claude.ai and the Anthropic Skills API reject a skill upload of 30 MB or more, so for
+        the `claude-api` target this is an error; other runtimes load it, but every install
+        copies it.
+    """,
+    bad="""
+        assets/demo.mp4        (28 MB)
+        assets/screens/*.png   (6 MB)
+    """,
+    good="""
+        assets/screens/*.png   (6 MB)   # the video is linked by URL instead
+    """,
+    options="""
+        `budgets.skill-bytes` (default 30000000). Over 30,000,000 bytes `claude-api` rejects
+        the upload whatever the budget.
+    """,
+)
+def skill_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    limit = budget(ctx, "skill-bytes", SKILL_BYTES)
+    files = [e for e in skill.files if e.kind == "file"]
+    total = sum(e.size for e in files)
+    rejected = total >= UPLOAD_LIMIT
+    if limit is None or (total <= limit and not rejected):
+        return
+    largest = sorted(files, key=lambda e: (-e.size, e.rel))[:3]
+    shown = ", ".join(f"{e.rel} ({_size(e.size)})" for e in largest)
+    if rejected:
+        head = f"the skill's files total {total:,} bytes ({_size(total)}); claude.ai and the"
+        head += " Skills API reject uploads of 30 MB or more"
+    else:
+        head = f"the skill's files total {total:,} bytes ({_size(total)}), over the budget of"
+        head += f" {limit:,} bytes"
+    over_budget = Impact(Outcome.OK, Severity.WARNING) if total > limit else None
+    yield Finding(
+        f"{head}; the largest: {shown}. Move large files out of the skill",
+        span=Span(Pos(1, 1), Pos(1, 2)),
+        impact=every(over_budget, {"claude-api": Outcome.REJECTED if rejected else over_budget}),
+    )
+
+
+@rule(
+    "SK608",
+    "collection-catalog-tokens",
+    Severity.WARNING,
+    "The catalog entries of all linted skills together exceed the collection budget.",
+    what="""
+        Adds up the catalog tokens (name + description) of every skill linted in the run and
+        reports a total over `budgets.collection-catalog-tokens`, at the description of the
+        skill with the largest entry. Off unless that budget is set.
+    """,
+    why="""
+        A runtime lists every installed skill in every prompt. A collection meant to be
+        installed together has a fixed cost per conversation whatever the task; Claude Code
+        budgets its whole skill listing at about 1% of the context window and truncates
+        beyond it, so some skills are never seen.
+    """,
+    bad="""
+        120 skills whose descriptions total 14,000 tokens (budget 8,000)
+    """,
+    good="""
+        the same skills with descriptions trimmed to what each does and when to use it
+    """,
+    options="""
+        `budgets.collection-catalog-tokens` (no default: the rule is off until it is set).
+    """,
+    scope="collection",
+)
+def collection_catalog_tokens(skills: list[Skill], ctx: Context) -> Iterator[tuple[Skill, Finding]]:
+    limit = budget(ctx, "collection-catalog-tokens", None)
+    if limit is None:
+        return
+    spec = tokenizer_spec(ctx)
+    counted = []
+    for skill in skills:
+        if skill.doc is None:
+            continue
+        count = skill_figures(skill, spec).catalog_tokens
+        if count is not None:
+            counted.append((count, skill))
+    total = sum(count for count, _skill in counted)
+    if total <= limit:
+        return
+    ranked = sorted(counted, key=lambda item: (-item[0], item[1].display_root))
+    top_count, top = ranked[0]
+    others = ", ".join(f"{s.display_root} ({n})" for n, s in ranked[1:3])
+    yield (
+        top,
+        Finding(
+            f"the catalog entries of the {len(counted)} skills total {total} tokens, over the"
+            f" collection budget of {limit} ({spec}); this skill's is the largest ({top_count})"
+            + (f", then {others}" if others else "")
+            + ": shorten the longest descriptions",
+            span=_description_span(top),
+        ),
+    )
+
+
+# --- statistics ------------------------------------------------------------------------------
+
+
+def statistics_table(skills: list[Skill], spec: str = DEFAULT_TOKENIZER) -> list[str]:
+    """``--statistics``: tokens per tier and body lines of each skill, and the catalog total."""
+    from skillcheck.report import safe
+
+    header = ("skill", "catalog", "body", "references", "body lines")
+    rows: list[tuple[str, ...]] = []
+    total = 0
+    for skill in skills:
+        name = safe(skill.display_root)
+        if skill.doc is None:
+            rows.append((name, "-", "-", "-", "-"))
+            continue
+        fig = skill_figures(skill, spec)
+        total += fig.catalog_tokens or 0
+        rows.append(
+            (
+                name,
+                f"{fig.catalog_tokens:,}" if fig.catalog_tokens is not None else "-",
+                f"{fig.body_tokens:,}",
+                f"{fig.reference_tokens:,}",
+                f"{fig.body_lines:,}",
+            )
+        )
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def fmt(row: tuple[str, ...]) -> str:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        return "  ".join(cells).rstrip()
+
+    return [
+        f"Tokens per tier ({spec}):",
+        fmt(header),
+        *(fmt(row) for row in rows),
+        f"Collection catalog: {total:,} tokens in {len(skills)} skill{'s' * (len(skills) != 1)}",
+    ]

@@ -1,0 +1,87 @@
+"""A tree of 1,000 realistic skills is linted with every rule without reading any file twice.
+
+Rules share one read of each file (``skillcheck.load.read_file``), counted in
+``skillcheck.load.READ_COUNTS``. As a second witness, every open of a path under the tree
+(``os.open``, ``open``, ``io.open``) is counted too, so a rule that bypassed the shared
+reader would be caught even though it never touches READ_COUNTS.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import invoke
+from skillgen import generate
+
+from skillcheck import load
+
+SKILLS = 1000
+
+
+def test_thousand_skills_every_file_read_exactly_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = tmp_path / "skills"
+    made = generate(tree, SKILLS)
+    files = sorted(str(p) for p in tree.rglob("*") if p.is_file())
+    assert len(files) == 5 * SKILLS  # SKILL.md, two references, a script, an asset
+
+    opened: Counter[str] = Counter()
+    root = str(tree)
+    real_os_open, real_open, real_io_open = os.open, builtins.open, io.open
+
+    def note(path: object) -> None:
+        if isinstance(path, (str, os.PathLike)):
+            name = os.fspath(path)
+            if isinstance(name, str) and name.startswith(root):
+                opened[name] += 1
+
+    def counting_os_open(path, *args, **kwargs):
+        note(path)
+        return real_os_open(path, *args, **kwargs)
+
+    def counting_open(file, *args, **kwargs):
+        note(file)
+        return real_open(file, *args, **kwargs)
+
+    def counting_io_open(file, *args, **kwargs):
+        note(file)
+        return real_io_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting_os_open)
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(io, "open", counting_io_open)
+    load.READ_COUNTS.clear()
+
+    started = time.perf_counter()
+    result = invoke("lint", "--isolated", "--format", "json", "--select", "ALL", str(tree))
+    elapsed = time.perf_counter() - started
+    monkeypatch.undo()
+
+    report = json.loads(result.stdout)
+    assert len(report["skills"]) == SKILLS
+    counts = {path: n for path, n in load.READ_COUNTS.items() if path.startswith(root)}
+    twice = {path: n for path, n in counts.items() if n > 1}
+    assert not twice, f"files read more than once: {sorted(twice.items())[:5]}"
+    for skill in made:
+        assert counts.get(str(skill / "SKILL.md")) == 1
+    # the security rules look at every file, and they do it through the shared reader
+    assert sorted(counts) == files
+    reopened = {path: n for path, n in opened.items() if n > 1}
+    assert not reopened, f"files opened more than once: {sorted(reopened.items())[:5]}"
+    assert set(opened) <= set(files)  # nothing outside the regular files was opened
+
+    codes = Counter(d["code"] for d in report["diagnostics"])
+    with capsys.disabled():
+        print(
+            f"\n[read-once] linted {SKILLS} skills ({len(files)} files) with every rule in"
+            f" {elapsed:.1f} s; {sum(counts.values())} reads, max {max(counts.values())} per"
+            f" file; diagnostics by rule: {dict(sorted(codes.items()))}"
+        )
