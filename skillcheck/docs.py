@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 from skillcheck.rules import FAMILIES, all_rules
 
@@ -39,3 +41,62 @@ def readme_table() -> str:
             f"| {r.code} | `{r.slug}` | {r.severity} | {'yes' if r.fixable else ''} | {summary} |"
         )
     return "\n".join(rows) + "\n"
+
+
+TABLE_START = "<!-- rules-table:start -->"
+TABLE_END = "<!-- rules-table:end -->"
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def with_readme_table(text: str) -> str:
+    """``text`` (a README) with the generated rule table between the markers.
+
+    Raises ValueError when the markers are missing or out of order.
+    """
+    start = text.find(TABLE_START)
+    end = text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} markers")
+    head = text[: start + len(TABLE_START)]
+    return f"{head}\n{readme_table()}{text[end:]}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m skillcheck.docs --write-readme|--check-readme [README]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m skillcheck.docs", description="Regenerate the README's rule table."
+    )
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--write-readme", action="store_true", help="rewrite the table in place")
+    action.add_argument(
+        "--check-readme", action="store_true", help="exit 1 when the table is stale"
+    )
+    parser.add_argument("readme", nargs="?", type=Path, default=README)
+    args = parser.parse_args(argv)
+    try:
+        text = args.readme.read_text(encoding="utf-8")
+        updated = with_readme_table(text)
+    except (OSError, ValueError) as exc:
+        print(f"{args.readme}: {exc}", file=sys.stderr)
+        return 2
+    if args.check_readme:
+        if updated != text:
+            print(
+                f"{args.readme}: the rule table is stale; run python -m skillcheck.docs"
+                " --write-readme",
+                file=sys.stderr,
+            )
+            return 1
+        return 0
+    if updated != text:
+        from skillcheck.atomic import write_atomic
+
+        write_atomic(args.readme, updated.encode("utf-8"))
+        print(f"{args.readme}: rule table updated ({len(all_rules())} rules)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,80 +1,178 @@
 """Inline suppressions in SKILL.md.
 
 ``<!-- skillcheck-disable SK602 -->`` silences codes for the whole SKILL.md;
-``<!-- skillcheck-disable-next-line SK501 -->`` for the next line. Codes or slugs, separated
-by commas or spaces; none means every rule. An HTML comment is invisible in rendered
-Markdown, so it is the one place a suppression can live without changing what agents read.
+``<!-- skillcheck-disable-next-line SK501 -->`` for the line after the comment. Codes or
+slugs, separated by commas or spaces; none means every rule. An HTML comment is invisible in
+rendered Markdown, so it is the one place a suppression can live without changing what agents
+read. Only real comments in the body count: one shown inside a code block or a code span (as
+documentation about skillcheck would show it) is text, not a directive.
+
+Suppressions that silence nothing, and codes in them that name no rule, are reported by
+SK120 (``unused-suppression``). Those diagnostics are produced after the suppressions are
+applied, so no comment can silence them; ``ignore`` and ``per-path-ignores`` can.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from skillcheck.model import Diagnostic, Skill
+from skillcheck.model import Diagnostic, Pos, Skill, Span
 from skillcheck.rules import Context, Rule, get_rule
 
+MARKER = "skillcheck-disable"
 _COMMENT = re.compile(
     r"<!--\s*skillcheck-(disable-next-line|disable)\b(?P<codes>[^>]*?)\s*-->", re.IGNORECASE
 )
+_WORD = re.compile(r"[^\s,]+")
+_BACKTICKS = re.compile(r"`+")
 
 
 @dataclass
 class Suppression:
-    line: int  # line of the comment
-    column: int
-    end_column: int
+    span: Span  # the comment
     next_line: bool
-    codes: frozenset[str] | None  # None = all rules
-    unknown: list[str] = field(default_factory=list)
-    used: bool = False
+    codes: frozenset[str] | None  # None = every rule
+    words: list[tuple[str, Span]] = field(default_factory=list)  # as written, with positions
+    unknown: list[tuple[str, Span]] = field(default_factory=list)  # words naming no rule
+    used: set[str] = field(default_factory=set)  # codes that silenced a diagnostic
+    # words naming an enabled rule that silenced nothing, with their positions
+    unused: list[tuple[str, Span]] = field(default_factory=list)
+    unused_all: bool = False  # a code-less comment that silenced nothing
+
+    @property
+    def text(self) -> str:
+        return "skillcheck-disable-next-line" if self.next_line else "skillcheck-disable"
 
     def covers(self, diag: Diagnostic) -> bool:
         if self.codes is not None and diag.code not in self.codes:
             return False
-        return not self.next_line or diag.line == self.line + 1
+        return not self.next_line or diag.line == self.span.end.line + 1
+
+
+def _comments_in_html(text: str, start: int) -> Iterator[tuple[int, re.Match[str]]]:
+    """Suppression comments in raw HTML, where backticks mean nothing."""
+    for match in _COMMENT.finditer(text):
+        yield start + match.start(), match
+
+
+def _comments_in_inline(text: str, start: int) -> Iterator[tuple[int, re.Match[str]]]:
+    """Suppression comments in paragraph text, skipping code spans and escaped ``<``.
+
+    CommonMark reads inline content left to right: whichever of a code span or an HTML
+    comment starts first wins, a backslash escapes the next character outside code, and a
+    code span closes only at a backtick run of exactly its opening length.
+    """
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "`":
+            run = _BACKTICKS.match(text, i)
+            assert run is not None
+            width = len(run.group())
+            closing = next(
+                (m for m in _BACKTICKS.finditer(text, run.end()) if len(m.group()) == width),
+                None,
+            )
+            i = closing.end() if closing is not None else run.end()
+            continue
+        if text.startswith("<!--", i):
+            end = text.find("-->", i + 4)
+            if end < 0:
+                return
+            match = _COMMENT.fullmatch(text, i, end + 3)
+            if match is not None:
+                yield start + i, match
+            i = end + 3
+            continue
+        i += 1
+
+
+def _body_comments(skill: Skill) -> Iterator[tuple[Span, re.Match[str], list[tuple[str, Span]]]]:
+    """(comment span, match, words with their spans) of every real suppression in the body."""
+    from markdown_it import MarkdownIt
+
+    doc = skill.doc
+    assert doc is not None
+    first = doc.body_line  # file line of the body's first line
+    lines = doc.lines[first - 1 :]
+    starts = [0]  # offset of each body line in ``source``
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    source = "\n".join(lines)
+
+    def pos(offset: int) -> Pos:
+        index = bisect.bisect_right(starts, offset) - 1
+        return Pos(first + index, offset - starts[index] + 1)
+
+    def span(begin: int, end: int) -> Span:
+        last = pos(end - 1)
+        return Span(pos(begin), Pos(last.line, last.column + 1))
+
+    for token in MarkdownIt("commonmark").parse(source):
+        if token.map is None or token.type not in ("html_block", "inline"):
+            continue  # fences and indented code are code; containers hold leaf blocks
+        begin, end = token.map[0], min(token.map[1], len(lines))
+        if not any(MARKER in lines[i].lower() for i in range(begin, end)):
+            continue
+        text = source[starts[begin] : starts[end] - 1]
+        scan = _comments_in_html if token.type == "html_block" else _comments_in_inline
+        for offset, match in scan(text, starts[begin]):
+            codes = offset + match.start("codes") - match.start()
+            words = [
+                (w.group(), span(codes + w.start(), codes + w.end()))
+                for w in _WORD.finditer(match.group("codes"))
+            ]
+            yield span(offset, offset + len(match.group())), match, words
 
 
 def find_suppressions(skill: Skill) -> list[Suppression]:
+    """The suppression comments of a skill's SKILL.md, with their codes resolved."""
     doc = skill.doc
-    if doc is None or "skillcheck-disable" not in doc.text:
+    if doc is None or MARKER not in doc.text.lower():
         return []
     out: list[Suppression] = []
-    for index, line in enumerate(doc.lines):
-        if "skillcheck-disable" not in line:
-            continue
-        for match in _COMMENT.finditer(line):
-            words = [w for w in re.split(r"[\s,]+", match.group("codes").strip()) if w]
-            codes: set[str] = set()
-            unknown: list[str] = []
-            for word in words:
-                rule = get_rule(word)
-                if rule is None:
-                    unknown.append(word)
-                else:
-                    codes.add(rule.code)
-            out.append(
-                Suppression(
-                    line=index + 1,
-                    column=match.start() + 1,
-                    end_column=match.end() + 1,
-                    next_line=match.group(1).lower() == "disable-next-line",
-                    codes=frozenset(codes) if words else None,
-                    unknown=unknown,
-                )
+    for comment, match, words in _body_comments(skill):
+        codes: set[str] = set()
+        unknown: list[tuple[str, Span]] = []
+        for word, where in words:
+            found = get_rule(word)
+            if found is None:
+                unknown.append((word, where))
+            else:
+                codes.add(found.code)
+        out.append(
+            Suppression(
+                span=comment,
+                next_line=match.group(1).lower() == "disable-next-line",
+                codes=frozenset(codes) if words else None,
+                words=words,
+                unknown=unknown,
             )
+        )
     return out
 
 
 def apply_suppressions(
     diagnostics: list[Diagnostic], skills: list[Skill], rules: list[Rule], ctx: Context
 ) -> list[Diagnostic]:
-    """Drop suppressed diagnostics."""
-    by_file = {}
+    """Drop suppressed diagnostics; add SK120 for suppressions that silenced nothing.
+
+    A code counts as unused only when its rule ran (an ignored rule cannot prove a
+    suppression stale); a code-less comment is unused when it silenced nothing at all.
+    """
+    by_file: dict = {}
+    found_for: list[tuple[Skill, list[Suppression]]] = []
     for skill in skills:
         found = find_suppressions(skill)
         if found and skill.skill_md is not None:
             by_file[skill.skill_md] = found
+            found_for.append((skill, found))
     if not by_file:
         return diagnostics
     kept = []
@@ -84,5 +182,30 @@ def apply_suppressions(
         if hit is None:
             kept.append(diag)
         else:
-            hit.used = True
+            hit.used.add(diag.code)
+    reporter = next((r for r in rules if r.scope == "suppression"), None)
+    if reporter is None:
+        return kept
+    from skillcheck.lint import InternalError, make_diagnostic
+
+    enabled = {r.code for r in rules}
+    for skill, found in found_for:
+        for suppression in found:
+            if suppression.codes is None:
+                suppression.unused_all = not suppression.used
+            else:
+                for word, where in suppression.words:
+                    named = get_rule(word)
+                    if named and named.code in enabled and named.code not in suppression.used:
+                        suppression.unused.append((word, where))
+        try:
+            for finding in reporter.check(skill, ctx, found):
+                diag = make_diagnostic(reporter, finding, skill, ctx.targets)
+                if diag is not None:
+                    kept.append(diag)
+        except Exception as exc:  # a bug in the rule must not pass silently
+            raise InternalError(
+                f"rule {reporter.code} ({reporter.slug}) failed on {skill.display_root}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
     return kept
