@@ -156,6 +156,14 @@ def build_settings(
     selected |= _selectors(extend_select, "--extend-select")
     selected -= _selectors(config.get("ignore"), f"{where}: ignore")
     selected -= _selectors(ignore, "--ignore")
+    spec = tokenizer or config.get("tokenizer", "estimate")
+    try:  # load it now: a bad spec is a usage error before any skill is read
+        from skillcheck.tokens import get_tokenizer
+
+        get_tokenizer(spec)
+    except ValueError as exc:
+        source = "--tokenizer" if tokenizer else f"{where}: tokenizer"
+        raise ConfigError(f"{source}: {exc}") from None
     per_path = [
         ([pattern], frozenset(_selectors(codes, f"{where}: per-path-ignores")))
         for pattern, codes in (config.get("per-path-ignores") or {}).items()
@@ -164,7 +172,7 @@ def build_settings(
         "name-charset": config.get("name-charset", "ascii"),
         "extra-fields": list(config.get("extra-fields", [])),
         "budgets": dict(config.get("budgets", {})),
-        "tokenizer": tokenizer or config.get("tokenizer", "estimate"),
+        "tokenizer": spec,
         "path-fields": list(config.get("path-fields", [])),
         "frontmatter-schema": (
             str((config.root / config.get("frontmatter-schema")).resolve())
@@ -172,6 +180,10 @@ def build_settings(
             else None
         ),
     }
+    if options["frontmatter-schema"]:  # a missing or invalid schema: exit 2 before linting
+        from skillcheck.rules.fields import load_frontmatter_schema
+
+        load_frontmatter_schema(options["frontmatter-schema"], where)
     return Settings(
         targets=targets,
         select=frozenset(selected),

@@ -2,22 +2,25 @@
 
 The engine turns a rule's Finding into a Diagnostic: it keeps the finding only when it
 affects an active target (or is runtime-independent), takes the worst severity among the
-active targets, and records each target's load outcome for the report.
+active targets, and records each target's load outcome for the report. A target whose loader
+reads SKILL.md differently (skills-ref cuts the frontmatter at a raw `---`) has the rules run
+on its own reading of the file.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillcheck.discover import Discovery, discover
+from skillcheck.discover import Discovery, Problem, discover
 from skillcheck.load import load_skill
-from skillcheck.model import Diagnostic, Finding, Outcome, Severity, Skill, Span
+from skillcheck.model import Diagnostic, Finding, Impact, Outcome, Severity, Skill, Span
 from skillcheck.rules import Context, Rule, all_rules
-from skillcheck.targets import DEFAULT_TARGETS
+from skillcheck.targets import DEFAULT_TARGETS, TARGETS
 
 
 class InternalError(Exception):
@@ -53,6 +56,14 @@ class LintResult:
     targets: tuple[str, ...]
     outcomes: dict[Path, dict[str, Outcome]]
     discovery: Discovery
+    tokenizer: str = "estimate"  # the spec the budgets counted with
+    fixed: int = 0  # findings resolved by --fix before this result was taken
+
+    def statistics_table(self) -> list[str]:
+        """Tokens per tier and lines of each skill (``--statistics``), shared with SK6xx."""
+        from skillcheck.rules.budgets import statistics_table
+
+        return statistics_table(self.skills, self.tokenizer)
 
     def for_skill(self, skill: Skill) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.skill == skill.root]
@@ -93,7 +104,7 @@ def make_diagnostic(
         active = {t: i for t, i in finding.impact.items() if t in targets}
         if not active:
             return None
-        severity = max(i.severity for i in active.values())
+        severity = max(_target_severity(t, i) for t, i in active.items())
         affected = tuple(t for t in targets if t in active)
         outcomes = {t: active[t].outcome for t in affected}
     path = finding.path
@@ -120,20 +131,88 @@ def make_diagnostic(
 
 def check_skill(skill: Skill, rules: Iterable[Rule], ctx: Context) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for rule in rules:
-        if rule.scope != "skill":
+    views = _views(skill, ctx)
+    for view, view_ctx, main in views:
+        for rule in rules:
+            if rule.scope != "skill":
+                continue
+            try:
+                for finding in rule.check(view, view_ctx):
+                    if not main and finding.impact is None:
+                        continue  # about the file, not a loader's reading: reported once
+                    if not main:
+                        finding.fix = None  # edits are planned on the file as written
+                    diag = make_diagnostic(rule, finding, skill, view_ctx.targets)
+                    if diag is not None:
+                        out.append(diag)
+            except Exception as exc:  # a bug in a rule must not pass silently
+                raise InternalError(
+                    f"rule {rule.code} ({rule.slug}) failed on {skill.display_root}: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+    if len(views) > 1:
+        out = _merge(out, ctx.targets)
+    return _cap_for_parity(out, ctx.targets)
+
+
+def _views(skill: Skill, ctx: Context) -> list[tuple[Skill, Context, bool]]:
+    """The skill as each group of active targets reads it: (skill, context, main reading).
+
+    Loaders that cut the frontmatter at a raw `---` substring (skills-ref) may see another
+    frontmatter than the line-based reading; when they do, every rule checks that reading
+    for them, so an error for skills-ref means what skills-ref itself reports.
+    """
+    split = tuple(t for t in ctx.targets if TARGETS[t].substring_split)
+    if not split or skill.doc is None:
+        return [(skill, ctx, True)]
+    from skillcheck.parse import substring_view
+
+    doc = substring_view(skill.doc, strict=all(TARGETS[t].strict_yaml for t in split))
+    if doc is None:
+        return [(skill, ctx, True)]
+    rest = tuple(t for t in ctx.targets if t not in split)
+    view = dataclasses.replace(skill, doc=doc, derived={})  # files stay shared: read once
+    return [
+        (skill, dataclasses.replace(ctx, targets=rest), True),
+        (view, dataclasses.replace(ctx, targets=split), False),
+    ]
+
+
+def _merge(diagnostics: list[Diagnostic], order: tuple[str, ...]) -> list[Diagnostic]:
+    """One diagnostic for the same finding made on two readings, with both readings' targets
+    (and the main reading's message, which may name other targets than the view's)."""
+    first: dict[tuple, Diagnostic] = {}
+    out: list[Diagnostic] = []
+    for diag in diagnostics:
+        key = (diag.code, diag.path, diag.line, diag.column, diag.end_line, diag.end_column)
+        seen = first.get(key)
+        if seen is None:
+            first[key] = diag
+            out.append(diag)
             continue
-        try:
-            for finding in rule.check(skill, ctx):
-                diag = make_diagnostic(rule, finding, skill, ctx.targets)
-                if diag is not None:
-                    out.append(diag)
-        except Exception as exc:  # a bug in a rule must not pass silently
-            raise InternalError(
-                f"rule {rule.code} ({rule.slug}) failed on {skill.display_root}: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+        seen.severity = max(seen.severity, diag.severity)
+        seen.outcomes.update(diag.outcomes)
+        seen.targets = tuple(t for t in order if t in seen.targets or t in diag.targets)
     return out
+
+
+def _target_severity(target: str, found: Impact) -> Severity:
+    """An error for a strict-parity target (skills-ref) means the loader rejects the skill:
+    a finding it loads past (ok, degraded) is at most a warning for it."""
+    if TARGETS[target].strict_parity and found.outcome < Outcome.REJECTED:
+        return min(found.severity, Severity.WARNING)
+    return found.severity
+
+
+def _cap_for_parity(diagnostics: list[Diagnostic], targets: tuple[str, ...]) -> list[Diagnostic]:
+    """For targets whose errors mean "the loader rejects it" (skills-ref), runtime-independent
+    findings (budgets, hygiene) are warnings: that loader does not reject on those grounds."""
+    if not targets or not all(TARGETS[t].strict_parity for t in targets):
+        return diagnostics
+    for diag in diagnostics:
+        if not diag.targets and diag.severity is Severity.ERROR:
+            diag.severity = Severity.WARNING
+    return diagnostics
 
 
 def check_collection(skills: list[Skill], rules: Iterable[Rule], ctx: Context) -> list[Diagnostic]:
@@ -150,7 +229,7 @@ def check_collection(skills: list[Skill], rules: Iterable[Rule], ctx: Context) -
             raise InternalError(
                 f"rule {rule.code} ({rule.slug}) failed: {type(exc).__name__}: {exc}"
             ) from exc
-    return out
+    return _cap_for_parity(out, ctx.targets)
 
 
 def _per_path_filter(settings: Settings) -> Any:
@@ -187,6 +266,7 @@ def lint(paths: list[Path], settings: Settings) -> LintResult:
     for skill in skills:
         diagnostics.extend(check_skill(skill, rules, ctx))
     diagnostics.extend(check_collection(skills, rules, ctx))
+    _add_walk_problems(found, skills)
     diagnostics.extend(_discovery_diagnostics(found, rules, ctx))
     from skillcheck.suppress import apply_suppressions
 
@@ -203,7 +283,31 @@ def lint(paths: list[Path], settings: Settings) -> LintResult:
             per = outcomes[diag.skill]
             for target, outcome in diag.outcomes.items():
                 per[target] = max(per[target], outcome)
-    return LintResult(skills, diagnostics, settings.targets, outcomes, found)
+    return LintResult(
+        skills,
+        diagnostics,
+        settings.targets,
+        outcomes,
+        found,
+        tokenizer=str(settings.options.get("tokenizer") or "estimate"),
+    )
+
+
+def _add_walk_problems(found: Discovery, skills: list[Skill]) -> None:
+    """What the walk of a skill could not list is unchecked too (SK100): the search does not
+    see it when PATH is a file inside the skill, and the walk has its own bounds."""
+    seen = {problem.path for problem in found.problems}
+    for skill in skills:
+        for path, reason in skill.walk_errors:
+            if path in seen:
+                continue
+            seen.add(path)
+            if "not checked" in reason:  # a bound of the walk (depth, entry count)
+                found.problems.append(Problem(path, reason, warning=True))
+            else:
+                found.problems.append(
+                    Problem(path, f"cannot be read ({reason}); files in it were not checked")
+                )
 
 
 def _discovery_diagnostics(found: Discovery, rules: list[Rule], ctx: Context) -> list[Diagnostic]:

@@ -107,13 +107,37 @@ def read_file(skill: Skill, entry: SkillFile, limit: int = MAX_FILE_READ) -> byt
     return data
 
 
+BINARY_SNIFF = 8192  # a NUL in the first 8 KiB marks a file as binary (as git decides)
+
+
+def read_text(skill: Skill, entry: SkillFile) -> str | None:
+    """A file's text for the text checks, decoded once per run and shared; None when binary.
+
+    UTF-8 with invalid bytes replaced and a leading BOM dropped, so columns count code
+    points as in SKILL.md. SKILL.md gives its already-decoded document text.
+    """
+    if skill.doc is not None and entry.path == skill.skill_md:
+        return skill.doc.text
+    data = read_file(skill, entry)
+    if data is None or b"\0" in data[:BINARY_SNIFF]:
+        return None
+    # the same key and decoding as markdown.text_of, so a file is decoded once for both
+    key = ("text", entry.rel)
+    text = skill.derived.get(key)
+    if text is None:
+        text = data.decode("utf-8", "replace").removeprefix("\ufeff")
+        skill.derived[key] = text
+    return text
+
+
 def find_skill_md(root: Path) -> Path | None:
     """``SKILL.md`` if present (whatever it is), else a wrong-case variant such as ``skill.md``."""
     exact = root / SKILL_MD
     if os.path.lexists(exact):
         return exact
     try:
-        names = sorted(os.listdir(root))
+        # `skill.md` first: it is the one variant skills-ref also reads
+        names = sorted(os.listdir(root), key=lambda n: (n != "skill.md", n))
     except OSError:
         return None
     for name in names:
@@ -188,12 +212,16 @@ def load_skill(root: Path, display_root: str) -> Skill:
     if stat.S_ISLNK(info.st_mode):
         real_root = root.resolve()
         try:
+            link = repr(os.readlink(skill_md))
+        except OSError:
+            link = "?"
+        try:
             resolved = skill_md.resolve(strict=True)
         except (OSError, RuntimeError):
-            skill.read_error = "a dangling or looping symlink"
+            skill.read_error = f"a dangling or looping symlink (to {link})"
             return skill
         if not is_within(resolved, real_root):
-            skill.read_error = "a symlink to a file outside the skill"
+            skill.read_error = f"a symlink to {link}, outside the skill"
             return skill
         target = resolved
         try:

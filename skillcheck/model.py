@@ -195,6 +195,9 @@ class Frontmatter:
     )  # (key, value, earlier key)
     issues: list[YamlIssue] = field(default_factory=list)
     values: dict[str, Any] = field(default_factory=dict)  # plain Python values (PyYAML typing)
+    # in a loader's view (parse.substring_view): the `---` inside a line or value where that
+    # loader ends the frontmatter, short of the real closing line
+    cut: Pos | None = None
 
     def key(self, name: str) -> Node | None:
         pair = self.fields.get(name)
@@ -260,6 +263,8 @@ class Skill:
     walk_errors: list[tuple[Path, str]] = field(default_factory=list)
     # file contents read so far, by rel path: every rule shares one read (load.read_file)
     contents: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    # figures derived once per run and shared by rules and reports (token counts...), by key
+    derived: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def file(self, rel: str) -> SkillFile | None:
         for entry in self.files:

@@ -9,7 +9,10 @@ size), so a "billion laughs" frontmatter costs milliseconds, not memory.
 
 from __future__ import annotations
 
+import bisect
 import codecs
+import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,13 @@ MAX_FRONTMATTER = 1024 * 1024  # characters of YAML parsed at most
 MAX_EVENTS = 200_000  # YAML events composed at most
 MAX_DEPTH = 64  # nesting of YAML collections
 MAX_EXPANSION = 10_000  # nodes produced when aliases are expanded into Python values
+MAX_PURE_PYTHON = 64 * 1024  # characters of YAML read with the slow pure-Python parser
+# YAML 1.1 line breaks that strictyaml reads as text: parsed as private-use stand-ins
+_STAND_INS = {0x85: 0xE085, 0x2028: 0xE028, 0x2029: 0xE029}
+_RESTORE = {v: k for k, v in _STAND_INS.items()}
+_BIG_ESCAPE = re.compile(r"\\U([0-9A-Fa-f]{8})")
+_GLUED_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
+
 
 _YAML_TAG = "tag:yaml.org,2002:"
 _RESOLVER = yaml.resolver.Resolver()
@@ -35,11 +45,24 @@ _RESOLVER = yaml.resolver.Resolver()
 # --- decoding --------------------------------------------------------------------------
 
 
-def _pos_of_byte(raw: bytes, offset: int) -> Pos:
-    line_start = raw.rfind(b"\n", 0, offset) + 1
-    line = raw.count(b"\n", 0, offset) + 1
-    column = len(raw[line_start:offset].decode("utf-8", "replace")) + 1
-    return Pos(line, column)
+def offset_pos(text: str, offset: int) -> Pos:
+    """Line and column of ``text[offset]``; LF, CRLF and a lone CR each end a line, as in
+    YAML, CommonMark and editors (so positions agree with ``split_lines``)."""
+    prefix = text[:offset]
+    line = prefix.count("\n") + prefix.count("\r") - prefix.count("\r\n") + 1
+    start = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
+    return Pos(line, offset - start + 1)
+
+
+def _trim_partial_utf8(raw: bytes) -> bytes:
+    """Drop a multi-byte character cut in half at the end of a bounded read."""
+    for cut in range(1, min(4, len(raw)) + 1):
+        byte = raw[-cut]
+        if byte & 0xC0 == 0x80:  # a continuation byte: look further back for the lead
+            continue
+        need = 2 if 0xC0 <= byte < 0xE0 else 3 if 0xE0 <= byte < 0xF0 else 4 if byte >= 0xF0 else 1
+        return raw[:-cut] if need > cut else raw
+    return raw
 
 
 def _looks_utf16(raw: bytes) -> str | None:
@@ -70,7 +93,7 @@ def decode(raw: bytes) -> tuple[str, list[TextIssue]]:
     ):
         if raw.startswith(bom):
             label = encoding.upper().replace("-LE", " LE").replace("-BE", " BE")
-            detail = "UTF-8 byte order mark" if kind == "bom" else f"{label} byte order mark"
+            detail = "UTF-8 byte order mark" if kind == "bom" else f"{label} with a byte order mark"
             issues.append(TextIssue(kind, one, detail, 0, len(bom)))  # type: ignore[arg-type]
             if kind == "bom":
                 raw = raw[len(bom) :]
@@ -98,7 +121,9 @@ def decode(raw: bytes) -> tuple[str, list[TextIssue]]:
                 start = start + 1 + more.start
                 if bad >= 1000:
                     break
-        pos = _pos_of_byte(raw, first)
+        text = raw.decode("utf-8", "replace")
+        # everything before the first bad byte is valid, so its length is the offset in text
+        pos = offset_pos(text, len(raw[:first].decode("utf-8")))
         detail = f"invalid UTF-8 byte 0x{raw[first]:02x}"
         issues.append(
             TextIssue(
@@ -109,37 +134,43 @@ def decode(raw: bytes) -> tuple[str, list[TextIssue]]:
                 first + offset + 1,
             )
         )
-        text = raw.decode("utf-8", "replace")
     nul = text.find("\x00")
     if nul >= 0:
-        line = text.count("\n", 0, nul) + 1
-        col = nul - (text.rfind("\n", 0, nul) + 1) + 1
-        issues.append(TextIssue("nul", Span(Pos(line, col), Pos(line, col + 1)), "NUL byte"))
+        pos = offset_pos(text, nul)
+        issues.append(TextIssue("nul", Span(pos, Pos(pos.line, pos.column + 1)), "NUL byte"))
     return text, issues
 
 
 def line_endings(text: str) -> list[TextIssue]:
     """Report the first CRLF and the first lone CR, with their positions."""
     issues: list[TextIssue] = []
+    if "\r" not in text:  # the common case: no copy of the text for the lone-CR search
+        return issues
     crlf = text.find("\r\n")
     if crlf >= 0:
         count = text.count("\r\n")
-        line = text.count("\n", 0, crlf) + 1
-        col = crlf - (text.rfind("\n", 0, crlf) + 1) + 1
-        span = Span(Pos(line, col), Pos(line, col + 1))
+        pos = offset_pos(text, crlf)
+        span = Span(pos, Pos(pos.line, pos.column + 1))
         issues.append(TextIssue("crlf", span, f"{count} CRLF line ending{'s' * (count != 1)}"))
     lone = text.replace("\r\n", "\n\n").find("\r")
     if lone >= 0:
-        line = text.count("\n", 0, lone) + 1
-        col = lone - (text.rfind("\n", 0, lone) + 1) + 1
-        issues.append(TextIssue("cr", Span(Pos(line, col), Pos(line, col + 1)), "lone CR"))
+        pos = offset_pos(text, lone)
+        issues.append(TextIssue("cr", Span(pos, Pos(pos.line, pos.column + 1)), "lone CR"))
     return issues
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def split_lines(text: str) -> list[str]:
-    """Lines as YAML and CommonMark count them: on LF, CRLF; a trailing CR is dropped."""
-    lines = text.split("\n")
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    """Lines as YAML and CommonMark count them: on LF, CRLF and a lone CR.
+
+    (YAML 1.1 also breaks lines at U+0085, U+2028 and U+2029; CommonMark and editors do
+    not, so those stay inside a line and YAML positions are mapped by character offset.)
+    """
+    if "\r" not in text:
+        return text.split("\n")
+    return _LINE_BREAK.split(text)
 
 
 # --- YAML composition ----------------------------------------------------------------
@@ -153,25 +184,47 @@ def _short_tag(tag: str) -> str:
     return tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
 
 
-class _Composer:
-    def __init__(self, line_offset: int) -> None:
+class _Marks:
+    """Map a YAML mark to the real file position.
+
+    YAML counts U+0085, U+2028 and U+2029 as line breaks where the file's lines (and every
+    editor) do not, so a mark's own line/column would drift after such a character; its
+    character index into the frontmatter text does not.
+    """
+
+    def __init__(self, text: str, line_offset: int, column_offset: int = 0) -> None:
         self.line_offset = line_offset
+        self.column_offset = column_offset  # where the text starts on its first line
+        self.breaks = [m.start() for m in re.finditer("\n", text)]
+
+    def pos(self, mark: Any) -> Pos:
+        return self.at(mark.index)
+
+    def at(self, index: int) -> Pos:
+        line = bisect.bisect_left(self.breaks, index)  # line breaks before the index
+        start = self.breaks[line - 1] + 1 if line else 0
+        shift = 0 if line else self.column_offset
+        return Pos(line + self.line_offset, index - start + 1 + shift)
+
+
+class _Composer:
+    def __init__(self, marks: _Marks, restore: dict[int, int] | None = None) -> None:
+        self.marks = marks
+        self.restore = restore  # stand-in characters to put back into scalar values
         self.anchors: dict[str, Node] = {}
         self.issues: list[YamlIssue] = []
+        self.flow_issues: dict[int, YamlIssue] = {}  # id(node) -> its issue, spanned at the end
+        self.events = 0  # parser events composed: what the text itself writes out
 
     def span(self, event: Any) -> Span:
-        s, e = event.start_mark, event.end_mark
-        return Span(
-            Pos(s.line + self.line_offset, s.column + 1),
-            Pos(e.line + self.line_offset, e.column + 1),
-        )
+        return Span(self.marks.pos(event.start_mark), self.marks.pos(event.end_mark))
 
-    def compose(self, text: str) -> Node | None:
+    def compose(self, text: str, loader: Any = _Loader) -> Node | None:
         stack: list[tuple[Node, list]] = []  # open collections and their children
         root: Node | None = None
         documents = 0
         count = 0
-        for event in yaml.parse(text, Loader=_Loader):
+        for event in yaml.parse(text, Loader=loader):
             count += 1
             if count > MAX_EVENTS:
                 raise _TooComplex(f"the frontmatter has more than {MAX_EVENTS:,} YAML nodes")
@@ -179,9 +232,7 @@ class _Composer:
             if isinstance(event, yaml.DocumentStartEvent):
                 documents += 1
                 if documents > 1:
-                    self.issues.append(
-                        YamlIssue("document", self.span(event), "a second YAML document")
-                    )
+                    self.issues.append(YamlIssue("document", self.span(event), "---"))
                 continue
             if isinstance(event, yaml.ScalarEvent):
                 node = self._scalar(event)
@@ -192,14 +243,16 @@ class _Composer:
                         None, None, f"found undefined alias {event.anchor!r}", event.start_mark
                     )
                 node = Node("alias", self.span(event), None, tag=target.tag, target=target)
-                self.issues.append(YamlIssue("alias", node.span, f"alias *{event.anchor}"))
+                self.issues.append(YamlIssue("alias", node.span, f"*{event.anchor}"))
             elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
                 kind = "sequence" if isinstance(event, yaml.SequenceStartEvent) else "mapping"
                 node = Node(kind, self.span(event), [], tag="seq" if kind == "sequence" else "map")
                 node.flow = bool(event.flow_style)
                 if node.flow:
                     shape = "[...]" if kind == "sequence" else "{...}"
-                    self.issues.append(YamlIssue("flow", node.span, f"flow {kind} {shape}"))
+                    issue = YamlIssue("flow", node.span, shape)
+                    self.issues.append(issue)
+                    self.flow_issues[id(node)] = issue
                 self._decorate(node, event)
                 if len(stack) >= MAX_DEPTH:
                     raise _TooComplex(f"the frontmatter nests deeper than {MAX_DEPTH} levels")
@@ -209,17 +262,23 @@ class _Composer:
             elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
                 done, _ = stack.pop()
                 done.span = Span(done.span.start, self.span(event).end)
+                if id(done) in self.flow_issues:  # underline the whole [...] / {...}
+                    self.flow_issues.pop(id(done)).span = done.span
                 if done.kind == "mapping":
                     flat = done.value
                     done.value = list(zip(flat[0::2], flat[1::2], strict=False))
-                if not stack:
+                    for key, _value in done.value:  # `<<` merges only as a key
+                        if key.kind == "scalar" and key.tag == "merge":
+                            self.issues.append(YamlIssue("merge", key.span, "<<"))
+                if not stack and documents == 1:  # PyYAML reads the first document only
                     root = done
                 continue
             else:
                 continue
             self._attach(stack, node)
-            if not stack:
+            if not stack and documents == 1:
                 root = node
+        self.events = count
         return root
 
     def _attach(self, stack: list[tuple[Node, list]], node: Node) -> None:
@@ -230,25 +289,27 @@ class _Composer:
         if event.anchor:
             node.anchor = event.anchor
             self.anchors[event.anchor] = node
-            self.issues.append(YamlIssue("anchor", node.span, f"anchor &{event.anchor}"))
+            self.issues.append(YamlIssue("anchor", node.span, f"&{event.anchor}"))
         tag = event.tag
-        if tag and tag != "!":
+        if tag == "!":  # the non-specific tag: a plain string to PyYAML, a tag to strictyaml
+            self.issues.append(YamlIssue("tag", node.span, "!"))
+        elif tag:
             node.explicit_tag = tag
             node.tag = _short_tag(tag)
-            self.issues.append(YamlIssue("tag", node.span, f"tag {tag}"))
+            shown = "!!" + node.tag if tag.startswith(_YAML_TAG) else tag
+            self.issues.append(YamlIssue("tag", node.span, shown))
 
     def _scalar(self, event: Any) -> Node:
         span = self.span(event)
-        node = Node("scalar", span, event.value, style=event.style or None)
+        value = event.value.translate(self.restore) if self.restore else event.value
+        node = Node("scalar", span, value, style=event.style or None)
         if event.tag and event.tag != "!":
             self._decorate(node, event)
         else:
             resolved = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
             node.tag = _short_tag(resolved)
-            if event.anchor:
+            if event.anchor or event.tag == "!":
                 self._decorate(node, event)
-        if node.tag == "merge":
-            self.issues.append(YamlIssue("merge", span, "merge key <<"))
         return node
 
 
@@ -303,42 +364,93 @@ def to_python(node: Node, budget: list[int] | None = None) -> Any:
     return None
 
 
-def _error_span(exc: yaml.YAMLError, line_offset: int, last_line: int) -> tuple[str, Span]:
+def _error_span(exc: yaml.YAMLError, marks: _Marks, text: str) -> tuple[str, Span]:
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow at all
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or " ")
+        index = exc.position
+        if exc.encoding != "unicode":  # libyaml counts bytes of the UTF-8 it was fed
+            index = len(text.encode("utf-8", "surrogatepass")[:index].decode("utf-8", "ignore"))
+        pos = marks.at(index)
+        message = f"unacceptable character U+{char:04X}: {exc.reason}"
+        return message, Span(pos, Pos(pos.line, pos.column + 1))
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
     message = f"{problem} ({context})" if context else str(problem)
     if mark is None:
-        return message, Span(Pos(line_offset, 1), Pos(line_offset, 1))
-    line = min(mark.line + line_offset, last_line)
-    pos = Pos(line, mark.column + 1)
-    return message, Span(pos, Pos(line, mark.column + 2))
+        line = marks.line_offset
+        return message, Span(Pos(line, 1), Pos(line, 1))
+    context_mark = getattr(exc, "context_mark", None)
+    if context_mark is not None and (
+        mark.index >= len(text.rstrip()) or context == "while scanning a simple key"
+    ):
+        # the useful place is where the construct began (an unclosed quote, a line that
+        # lost its indentation), not where the parser gave up (the closing '---', the next key)
+        mark = context_mark
+    pos = marks.pos(mark)
+    return message, Span(pos, Pos(pos.line, pos.column + 1))
 
 
-def parse_yaml(text: str, line_offset: int, fm: Frontmatter) -> None:
-    """Compose ``text`` (frontmatter YAML starting at file line ``line_offset``) into ``fm``."""
+def parse_yaml(
+    text: str, line_offset: int, fm: Frontmatter, *, column_offset: int = 0, strict: bool = False
+) -> None:
+    """Compose ``text`` (frontmatter YAML starting at file line ``line_offset``, column
+    ``column_offset + 1``) into ``fm``.
+
+    ``strict`` reads it as strictyaml (skills-ref) does: with the pure-Python scanner, which
+    strictyaml's ruamel fork shares (libyaml lets tabs through where they do not), and with
+    U+0085/U+2028/U+2029 as text (YAML 1.2), not line breaks.
+    """
     if len(text) > MAX_FRONTMATTER:
         fm.too_complex = (
             f"the frontmatter is {len(text):,} characters; skillcheck parses at most"
             f" {MAX_FRONTMATTER:,}"
         )
         return
-    composer = _Composer(line_offset)
-    last_line = line_offset + text.count("\n")
+    marks = _Marks(text, line_offset, column_offset)
+    loader, source, restore = _Loader, text, None
+    if strict:
+        source = text.translate(_STAND_INS)
+        restore = _RESTORE
+        if len(text) <= MAX_PURE_PYTHON:  # ~3 s per MiB: beyond, libyaml's reading stands
+            loader = yaml.SafeLoader
+    composer = _Composer(marks, restore)
     try:
-        fm.root = composer.compose(text)
+        fm.root = composer.compose(source, loader)
     except _TooComplex as exc:
         fm.too_complex = str(exc)
         fm.issues = composer.issues
         return
     except yaml.YAMLError as exc:
-        fm.error = _error_span(exc, line_offset, max(last_line, line_offset))
+        fm.error = _error_span(exc, marks, text)
+        fm.issues = composer.issues
+        return
+    except (ValueError, OverflowError) as exc:
+        if loader is _Loader:
+            raise
+        # the pure-Python scanner (and strictyaml's) fails on an escape past U+10FFFF
+        index = next((m.start() for m in _BIG_ESCAPE.finditer(text) if int(m[1], 16) > 0x10FFFF), 0)
+        pos = marks.at(index)
+        fm.error = (
+            f"invalid escape in a quoted value ({exc})",
+            Span(pos, Pos(pos.line, pos.column + 10)),
+        )
         fm.issues = composer.issues
         return
     except (RecursionError, MemoryError):  # pragma: no cover - bounded above
         fm.too_complex = "the frontmatter is too deeply nested to parse"
         return
     fm.issues = composer.issues
+    if strict and loader is not _Loader and "..." in text:
+        # strictyaml reads a second `...` document end marker as a second document
+        ends = [t for t in yaml.scan(source, Loader=loader) if isinstance(t, yaml.DocumentEndToken)]
+        if len(ends) > 1:
+            pos = marks.pos(ends[1].start_mark)
+            fm.error = (
+                "a second document end marker '...' (strictyaml reads another document)",
+                Span(pos, Pos(pos.line, pos.column + 3)),
+            )
+            return
     root = fm.root
     if root is None or root.resolved().kind != "mapping":
         return
@@ -350,7 +462,9 @@ def parse_yaml(text: str, line_offset: int, fm: Frontmatter) -> None:
             fm.duplicates.append((key, value, fm.fields[name][0]))
         # PyYAML keeps the last of duplicate keys, so fields and values do too
         fm.fields[name] = (key, value)
-    budget = [MAX_EXPANSION]
+    # what the text writes out is already bounded (MAX_EVENTS); only what aliases add is
+    # charged, so 20,000 plain keys are not taken for a "billion laughs"
+    budget = [MAX_EXPANSION + composer.events]
     for name, (key, value) in fm.fields.items():
         if key.resolved().tag == "merge":
             continue
@@ -373,7 +487,8 @@ def _is_delimiter(line: str) -> tuple[bool, bool]:
 def parse_document(path: Path, raw: bytes, size: int | None = None) -> Document:
     """Split SKILL.md into frontmatter and body, with every position in the real file."""
     truncated = size is not None and size > len(raw)
-    text, issues = decode(raw)
+    # a bounded read may end inside a character: that is our cut, not an encoding error
+    text, issues = decode(_trim_partial_utf8(raw) if truncated else raw)
     issues.extend(line_endings(text))
     lines = split_lines(text)
     frontmatter: Frontmatter | None = None
@@ -414,3 +529,46 @@ def parse_document(path: Path, raw: bytes, size: int | None = None) -> Document:
         truncated=truncated,
         size=size if size is not None else len(raw),
     )
+
+
+def substring_view(doc: Document, strict: bool = True) -> Document | None:
+    """SKILL.md as skills-ref reads it, or None when that is what ``doc`` already holds.
+
+    skills-ref reads the file with universal newlines, requires it to start with the
+    characters ``---`` and cuts the frontmatter at the next raw substring ``---``: inside a
+    value, a comment or a ``----`` line too, and it accepts ``---name: x`` on line 1. The
+    cut is then parsed as strictyaml reads YAML (``strict``, see ``parse_yaml``). A view is
+    built only when the cut differs from the line-based one or the YAML holds a character
+    (tab, U+0085, U+2028, U+2029) that strictyaml reads differently from libyaml.
+    """
+    if any(i.kind in ("bom", "utf16", "utf32", "invalid-utf8") for i in doc.text_issues):
+        return None  # skills-ref finds no frontmatter or cannot decode: SK901/SK903 say so
+    text = "\n".join(doc.lines)  # universal newlines: CRLF and a lone CR read as LF
+    if not text.startswith("---"):
+        return None  # no frontmatter for either reading (SK103)
+    end = text.find("---", 3)
+    fm = doc.frontmatter
+    line_close = None  # where the line-based reading closes, as an offset into text
+    if fm is not None and fm.close_line is not None:
+        line_close = sum(len(line) + 1 for line in doc.lines[: fm.close_line - 1])
+    yaml_text = text[3:end] if end >= 0 else text[3:]
+    # what strictyaml may read differently from libyaml: tabs, YAML 1.1 line breaks, escapes
+    # (libyaml refuses surrogates such as "\ud83d"), a second `...` document end marker, a
+    # comment glued to a block scalar header (`|#`, which libyaml accepts)
+    special = strict and (
+        any(c in yaml_text for c in ("\t", "\x85", "\u2028", "\u2029", "\\", "..."))
+        or _GLUED_HEADER_COMMENT.search(yaml_text) is not None
+    )
+    same_cut = fm is not None and end == (line_close if line_close is not None else -1)
+    if same_cut and (end < 0 or not special):
+        return None
+    view = Frontmatter(1, None, yaml_text)
+    body, body_line = "", len(doc.lines) + 1
+    if end >= 0:
+        close = offset_pos(text, end)
+        view.close_line = close.line
+        if close.column != 1 or not _is_delimiter(doc.lines[close.line - 1])[0]:
+            view.cut = close  # mid-line or mid-value, not a `---` line
+        parse_yaml(yaml_text, 1, view, column_offset=3, strict=strict)
+        body, body_line = text[end + 3 :], close.line
+    return dataclasses.replace(doc, frontmatter=view, body=body, body_line=body_line)

@@ -58,7 +58,9 @@ class Target:
     string_types: bool = False
     # the loader parses YAML so that every scalar is a string (strictyaml)
     all_strings: bool = False
-    # YAML constructs the loader refuses (flow collections, anchors/aliases, tags, duplicates)
+    # YAML constructs the loader refuses (flow collections, anchors/aliases, tags, duplicates);
+    # strictyaml also scans like PyYAML's pure-Python scanner (a tab outside quotes, block
+    # text or comments is an error) and reads U+0085/U+2028/U+2029 as text, not line breaks
     strict_yaml: bool = False
     angle_brackets: Outcome = Outcome.OK  # `<`/`>` in the description
     reserved_words: tuple[str, ...] = ()
@@ -71,6 +73,13 @@ class Target:
     malformed_yaml: Outcome = Outcome.REJECTED
     # boolean fields that take true/false (and, for Claude Code, yes/no/on/off/1/0)
     boolean_fields: frozenset[str] = frozenset()
+    # the loader cuts the frontmatter at the first raw substring `---` after the opening one
+    # (not at a `---` line), so rules see SKILL.md as it reads it (parse.substring_view)
+    substring_split: bool = False
+    # an error for this target means exactly "the loader rejects the skill": a finding it loads
+    # past (ok, degraded) is at most a warning for it, and so are runtime-independent findings
+    # (budgets, hygiene) when only such targets are active (lint.py)
+    strict_parity: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -93,6 +102,8 @@ TARGETS: dict[str, Target] = {
             all_strings=True,
             strict_yaml=True,
             bom=Outcome.REJECTED,
+            substring_split=True,
+            strict_parity=True,
         ),
         Target(
             name="claude-code",

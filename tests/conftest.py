@@ -22,12 +22,22 @@ def skillcheck_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "skillcheck"]
 
 
-def run_skillcheck(*args: str, cwd: Path | None = None, input: bytes | None = None,
-                   env: dict[str, str] | None = None,
-                   timeout: float = 60) -> subprocess.CompletedProcess:
+def run_skillcheck(
+    *args: str,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
-    return subprocess.run([*skillcheck_command(), *args], cwd=cwd, input=input,
-                          capture_output=True, timeout=timeout, env=full_env)
+    return subprocess.run(
+        [*skillcheck_command(), *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        timeout=timeout,
+        env=full_env,
+    )
 
 
 def invoke(*args: str, cwd: Path | None = None):
@@ -49,14 +59,21 @@ def lint_json(*args: str, cwd: Path | None = None) -> tuple[int, dict]:
     return result.exit_code, json.loads(result.stdout)
 
 
-def write_skill(root: Path, name: str, frontmatter: str | None = None, body: str = "# Steps\n\nDo the thing.\n",
-                files: dict[str, bytes | str] | None = None) -> Path:
+def write_skill(
+    root: Path,
+    name: str,
+    frontmatter: str | None = None,
+    body: str = "# Steps\n\nDo the thing.\n",
+    files: dict[str, bytes | str] | None = None,
+) -> Path:
     """Create ``root/name/SKILL.md`` (with a valid default frontmatter) and extra files."""
     skill = root / name
     skill.mkdir(parents=True, exist_ok=True)
     if frontmatter is None:
-        frontmatter = (f"name: {name}\ndescription: Extracts text from PDF files. Use when the"
-                       " user asks about PDFs.\n")
+        frontmatter = (
+            f"name: {name}\ndescription: Extracts text from PDF files. Use when the"
+            " user asks about PDFs.\n"
+        )
     (skill / "SKILL.md").write_text(f"---\n{frontmatter}---\n{body}", encoding="utf-8")
     for rel, content in (files or {}).items():
         path = skill / rel
@@ -73,3 +90,45 @@ def make_skill(tmp_path):
         return write_skill(tmp_path, name, **kwargs)
 
     return make
+
+
+def copy_checkout(dest: Path) -> Path:
+    """Copy this checkout's files (tracked, plus untracked ones git does not ignore) to
+    ``dest``: what a fresh clone would hold once the work in progress is committed.
+
+    Packaging and pre-commit tests build from the copy, so they never write build output
+    into the working tree and see uncommitted work as CI will see it committed. Outside a
+    git work tree (an unpacked sdist), the tree is copied minus build and cache output.
+    """
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        junk = shutil.ignore_patterns(
+            ".git",
+            "__pycache__",
+            "*.pyc",
+            "*.egg-info",
+            "build",
+            "dist",
+            ".venv",
+            ".ci-venv",
+            ".*_cache",
+            ".hypothesis",
+        )
+        shutil.copytree(ROOT, dest, symlinks=True, ignore=junk, dirs_exist_ok=True)
+        return dest
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
+    names = listed.decode("utf-8", "surrogateescape").split("\0")
+    for rel in sorted({name for name in names if name}):
+        source, target = ROOT / rel, dest / rel
+        if not os.path.lexists(source):  # deleted in the work tree, not yet in the index
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        elif source.is_file():
+            shutil.copy2(source, target)
+    return dest

@@ -554,4 +554,6 @@ def test_valid_examples_are_ok_for_every_target() -> None:
         "warnings": 0,
         "info": 0,
         "fixable": 0,
+        "catalog_tokens": sum(s["tokens"]["catalog"] for s in report["skills"]),
     }
+    assert all(s["tokens"]["body"] > 0 and s["lines"] > 0 for s in report["skills"])

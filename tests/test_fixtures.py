@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, lint_json
+
 from skillcheck.rules import all_rules
 
 CASES = sorted(p for p in (FIXTURES / "invalid").iterdir() if p.is_dir())

@@ -7,7 +7,6 @@ import os
 import sys
 
 import pytest
-
 from conftest import run_skillcheck, write_skill
 
 
@@ -28,8 +27,16 @@ def test_json_output_with_undecodable_file_names_is_valid_utf8_json(tmp_path) ->
     name = os.fsdecode(b"bad\xffname")
     write_skill(tmp_path, name, frontmatter="name: y\ndescription: b\n")
     out = tmp_path / "report.json"
-    proc = run_skillcheck("lint", "--format", "json", "--output", str(out), ".", cwd=tmp_path,
-                          env={"PYTHONIOENCODING": "utf-8:strict"})
+    proc = run_skillcheck(
+        "lint",
+        "--format",
+        "json",
+        "--output",
+        str(out),
+        ".",
+        cwd=tmp_path,
+        env={"PYTHONIOENCODING": "utf-8:strict"},
+    )
     assert proc.returncode == 1, proc.stderr
     report = json.loads(out.read_bytes().decode("utf-8"))
     assert {d["path"] for d in report["diagnostics"]} == {"bad\\xffname/SKILL.md"}

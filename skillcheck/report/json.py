@@ -36,14 +36,26 @@ def document(result, options: ReportOptions) -> dict:
         if diag.skill is not None:
             per_skill.setdefault(diag.skill, dict.fromkeys(("error", "warning", "info"), 0))
             per_skill[diag.skill][str(diag.severity)] += 1
+    from skillcheck.rules.budgets import skill_figures
+
     skills = []
+    catalog_total = 0
     for skill in result.skills:
+        # the same cached figures the budget rules checked (DESIGN §6: tokens per tier)
+        figures = skill_figures(skill, result.tokenizer)
+        catalog_total += figures.catalog_tokens or 0
         skills.append(
             {
                 "path": rel(skill.root, options.cwd),
                 "name": skill.name,
                 "outcomes": {t: str(o) for t, o in result.outcomes[skill.root].items()},
                 "counts": per_skill.get(skill.root, dict.fromkeys(("error", "warning", "info"), 0)),
+                "tokens": {
+                    "catalog": figures.catalog_tokens,
+                    "body": figures.body_tokens,
+                    "references": sum(r.tokens for r in figures.references),
+                },
+                "lines": figures.body_lines,
             }
         )
     return {
@@ -58,6 +70,7 @@ def document(result, options: ReportOptions) -> dict:
             "warnings": counts[Severity.WARNING],
             "info": counts[Severity.INFO],
             "fixable": sum(1 for d in result.diagnostics if d.fix is not None),
+            "catalog_tokens": catalog_total,
         },
     }
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillcheck.model import Diagnostic, Severity
-from skillcheck.report import ReportOptions, rel, safe
+from skillcheck.report import ReportOptions, inert_lines, rel, safe
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 MAX_EXCERPT = 160
+NO_EXCERPT = frozenset({"SK702"})  # never echo the line holding a credential into CI logs
 
 
 def _paint(text: str, code: str, on: bool) -> str:
@@ -65,7 +66,7 @@ def render(result, options: ReportOptions) -> str:
         if options.quiet:
             continue
         source = _line_of(diag.path, diag.line, cache, result)
-        if source is not None:
+        if source is not None and diag.code not in NO_EXCERPT:
             out.extend(_excerpt(diag, source, color))
         if diag.help:
             out.append(f"  = help: {safe(diag.help)}")
@@ -76,7 +77,7 @@ def render(result, options: ReportOptions) -> str:
         out.extend(_statistics(result))
     if not options.quiet:
         out.append(summary(result, options))
-    return "\n".join(out) + ("\n" if out else "")
+    return inert_lines("\n".join(out)) + ("\n" if out else "")
 
 
 def _statistics(result) -> list[str]:
@@ -90,7 +91,8 @@ def _statistics(result) -> list[str]:
     ]
     extra = getattr(result, "statistics_table", None)
     if extra:
-        lines.extend(["", *extra()])
+        table = extra()
+        lines.extend([""] * bool(lines and table) + table)
     return [*lines, ""] if lines else []
 
 
@@ -101,8 +103,10 @@ def _plural(n: int, word: str) -> str:
 def summary(result, options: ReportOptions) -> str:
     counts = result.counts()
     skills = _plural(len(result.skills), "skill")
+    fixed = getattr(result, "fixed", 0)
+    done = f"Fixed {_plural(fixed, 'finding')}. " if fixed else ""  # by --fix
     if not result.diagnostics:
-        return f"All checks passed: {skills}."
+        return f"{done}All checks passed: {skills}."
     parts = []
     for severity, word in (
         (Severity.ERROR, "error"),
@@ -121,4 +125,4 @@ def summary(result, options: ReportOptions) -> str:
     fixable = sum(1 for d in result.diagnostics if d.fix is not None)
     if fixable and options.fix_hint:
         text += f"; {fixable} fixable with --fix"
-    return text + "."
+    return done + text + "."

@@ -50,7 +50,8 @@ class Rule:
     check: Check
     options: str = ""
     fixable: bool = False
-    scope: Literal["skill", "collection", "discovery"] = "skill"
+    # "suppression": run by the suppression step with the skill's suppression comments
+    scope: Literal["skill", "collection", "discovery", "suppression"] = "skill"
     family: str = ""
 
     def docs_markdown(self) -> str:
@@ -106,7 +107,7 @@ def rule(
     good: str,
     options: str = "",
     fixable: bool = False,
-    scope: Literal["skill", "collection", "discovery"] = "skill",
+    scope: Literal["skill", "collection", "discovery", "suppression"] = "skill",
 ) -> Callable[[Check], Check]:
     """Register the decorated check as a rule."""
 

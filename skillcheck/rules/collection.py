@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
+import re
+import unicodedata
 from collections.abc import Iterator
+from pathlib import Path
 
-from skillcheck.model import Finding, Outcome, Severity, Skill
+from skillcheck.model import Finding, Outcome, Pos, Severity, Skill, Span
 from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
 from skillcheck.targets import TARGETS, impacts
 
@@ -59,3 +63,225 @@ def duplicate_name(skills: list[Skill], ctx: Context) -> Iterator[tuple[Skill, F
         if span is not None:
             finding.span = span
         yield skill, finding
+
+
+# --- SK802 near-duplicate descriptions -----------------------------------------------------
+
+SIMILARITY = 0.6  # Jaccard similarity of content words at which descriptions collide
+MIN_WORDS = 3  # shorter descriptions are too short to compare (SK307 reports them)
+MAX_CANDIDATES = 500  # candidates verified per skill: bounds the worst case
+
+# words that say nothing about what a skill does: grammar, and the trigger-clause phrasing
+# every description shares ("Use this skill when the user asks about ...")
+_STOP_TEXT = """a about an and any are as at be by can do does for from has have how i if in into
+    is it its of on or our so such than that the their them then these they this those to too
+    via was we what when whenever where which while who will with within without you your
+    use used uses using user users ask asks asked asking want wants need needs needed
+    skill skills agent claude help helps also all more other some like e g etc work working"""
+_STOP_WORDS = frozenset(_STOP_TEXT.split())
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _stem(word: str) -> str:
+    """A crude English stemmer: enough to equate "creates", "creating" and "create"."""
+    if len(word) <= 3 or word.isdigit():
+        return word
+    if word.endswith("ies"):
+        word = word[:-3] + "i"
+    elif word.endswith("y"):
+        word = word[:-1] + "i"
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def _content_words(text: str) -> list[tuple[str, str]]:
+    """(stem, word) for each content word of a description, in order."""
+    words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+    return [(_stem(w), w) for w in words if w not in _STOP_WORDS and len(w) > 1]
+
+
+def description_words(text: str) -> frozenset[str]:
+    """The content words of a description, normalised (stemmed) for comparison."""
+    return frozenset(stem for stem, _word in _content_words(text))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
+
+
+def similar_pairs(
+    sets: list[frozenset[str]], threshold: float = SIMILARITY
+) -> dict[int, tuple[int, float]]:
+    """For each set, the most similar earlier set with Jaccard >= threshold: {later: (earlier, j)}.
+
+    An exact all-pairs similarity join with prefix filtering (Bayardo et al., "Scaling up all
+    pairs similarity search"): words are ordered rarest first, and two sets that reach the
+    threshold must share a word among the first ``n - ceil(t*n) + 1`` of each, so only sets
+    sharing a rare word are ever compared. Identical sets are matched through a dict first.
+    """
+    found: dict[int, tuple[int, float]] = {}
+    frequency: dict[str, int] = {}
+    for words in sets:
+        for word in words:
+            frequency[word] = frequency.get(word, 0) + 1
+    first_of: dict[frozenset[str], int] = {}
+    index: dict[str, list[int]] = {}
+    for i, words in enumerate(sets):
+        if len(words) < MIN_WORDS:
+            continue
+        if words in first_of:
+            found[i] = (first_of[words], 1.0)
+            continue
+        first_of[words] = i
+        ordered = sorted(words, key=lambda w: (frequency[w], w))
+        size = len(ordered)
+        prefix = ordered[: size - math.ceil(threshold * size) + 1]
+        best: tuple[int, float] | None = None
+        seen: set[int] = set()
+        for word in prefix:
+            for j in index.get(word, ()):
+                if j in seen:
+                    continue
+                seen.add(j)
+                if len(seen) > MAX_CANDIDATES:
+                    break
+                other = sets[j]
+                if not threshold * size <= len(other) <= size / threshold:
+                    continue  # sizes alone rule the pair out
+                score = _jaccard(words, other)
+                if score >= threshold and (best is None or score > best[1]):
+                    best = (j, score)
+            index.setdefault(word, []).append(i)
+        if best is not None:
+            found[i] = best
+    return found
+
+
+@rule(
+    "SK802",
+    "near-duplicate-description",
+    Severity.WARNING,
+    "Two skills have nearly the same description, so agents cannot tell them apart.",
+    what="""
+        Compares the descriptions of all skills linted together and reports a skill whose
+        description is nearly the same as an earlier skill's, naming that skill. Descriptions
+        are compared by their content words: lower-cased, NFKC-normalised, crudely stemmed,
+        without stop words and without the phrasing every trigger clause shares ("use this
+        skill when the user asks..."). Two descriptions collide when the Jaccard similarity
+        of these word sets is 0.6 or more and each has at least three content words. The
+        comparison is an exact similarity join that only compares skills sharing a rare word,
+        so it stays fast for tens of thousands of skills.
+    """,
+    why="""
+        An agent chooses a skill by its description alone. When two descriptions say the same
+        thing, which skill runs depends on listing order or chance, and the other is dead
+        weight in every prompt. It usually means a copied or forked skill, or two skills that
+        should be one.
+    """,
+    bad="""
+        pdf/SKILL.md:        description: Extracts text and tables from PDF files. Use when
+                             the user asks about PDFs.
+        pdf-tools/SKILL.md:  description: Extracts tables and text from PDF files. Use when
+                             working with PDFs.
+    """,
+    good="""
+        pdf/SKILL.md:        description: Extracts text and tables from PDF files. Use when
+                             the user asks about PDFs.
+        pdf-forms/SKILL.md:  description: Fills and flattens PDF forms. Use when the user
+                             needs a PDF form completed.
+    """,
+    scope="collection",
+)
+def near_duplicate_description(
+    skills: list[Skill], ctx: Context
+) -> Iterator[tuple[Skill, Finding]]:
+    entries: list[tuple[Skill, str]] = []
+    for skill in skills:
+        fm = usable_frontmatter(skill)
+        description = skill.description
+        if fm is not None and description is not None and fm.node("description") is not None:
+            entries.append((skill, description))
+    sets = [description_words(text) for _skill, text in entries]
+    for later, (earlier, score) in sorted(similar_pairs(sets).items()):
+        skill, other = entries[later][0], entries[earlier][0]
+        if skill_key_name(skill) == skill_key_name(other):
+            continue  # SK801 reports the duplicate name
+        common = sets[later] & sets[earlier]
+        pairs = _content_words(entries[later][1])
+        shared = list(dict.fromkeys(word for stem, word in pairs if stem in common))
+        words = ", ".join(shared[:6]) + (", …" if len(shared) > 6 else "")
+        node = usable_frontmatter(skill).node("description")  # type: ignore[union-attr]
+        yield (
+            skill,
+            Finding(
+                f"the description shares {score:.0%} of its content words with that of"
+                f" {skill_key_name(other)!r} ({other.display_root}; shared: {words});"
+                " agents cannot tell which to use: say what sets this skill apart, or merge"
+                " the two",
+                span=value_span(node.resolved()),
+            ),
+        )
+
+
+# --- SK803 nested skills -------------------------------------------------------------------
+
+
+@rule(
+    "SK803",
+    "nested-skill",
+    Severity.WARNING,
+    "A skill directory lies inside another skill.",
+    what="""
+        Reports each `SKILL.md` found below the root of another skill, at the nested
+        `SKILL.md`, naming the skill that contains it. The check uses the directory listing
+        of every linted skill, so a nested skill is found even when only its parent is linted.
+    """,
+    why="""
+        Runtimes treat the two differently: Codex and other scanners that search every level
+        load the inner skill as a skill of its own, Claude Code and Copilot only look one level
+        below a skills folder and never see it, and packers ship the inner skill inside the
+        outer one, whose upload then holds two `SKILL.md` files (claude.ai expects one).
+        Either the outer skill carries a copy of the inner one or the tree is mis-organised.
+    """,
+    bad="""
+        skills/pdf/SKILL.md
+        skills/pdf/forms/SKILL.md
+    """,
+    good="""
+        skills/pdf/SKILL.md
+        skills/pdf-forms/SKILL.md
+    """,
+    scope="collection",
+)
+def nested_skill(skills: list[Skill], ctx: Context) -> Iterator[tuple[Skill, Finding]]:
+    by_root = {skill.root: skill for skill in skills}
+    seen: set[Path] = set()
+    # outermost skills first, so a skill nested two levels deep is attributed once, to the
+    # innermost skill that contains it
+    nested: dict[Path, Skill] = {}
+    for skill in sorted(skills, key=lambda s: len(s.root.parts)):
+        for entry in skill.files:
+            if "/" not in entry.rel or entry.rel.rsplit("/", 1)[1].lower() != "skill.md":
+                continue
+            nested[entry.path] = skill  # deeper containers overwrite: the innermost wins
+    for path in sorted(nested):
+        if path in seen:
+            continue
+        seen.add(path)
+        container = nested[path]
+        inner = by_root.get(path.parent)
+        where = path.parent.relative_to(container.root).as_posix()
+        yield (
+            inner or container,
+            Finding(
+                f"a skill lies inside the skill {container.display_root} (at {where}/);"
+                " runtimes disagree on whether it is a skill of its own, and packing the outer"
+                " skill ships it too: move it next to the other skill",
+                span=Span(Pos(1, 1), Pos(1, 2)),
+                path=path,
+            ),
+        )

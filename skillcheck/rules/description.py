@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from skillcheck import fix as autofix
 from skillcheck.model import Finding, Frontmatter, Impact, Node, Outcome, Severity, Skill
 from skillcheck.rules.base import Context, key_span, rule, usable_frontmatter, value_span
 from skillcheck.targets import TARGETS, impact, impacts, where
@@ -98,10 +99,13 @@ def description_empty(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     node = node.resolved()
     if node.kind == "scalar" and (node.tag == "null" or not node.value.strip()):
+        select = _required(Outcome.DEGRADED)
+        if node.value.strip():  # `null` / `~`: the text "null" to strictyaml (skills-ref)
+            select = {k: v for k, v in select.items() if not TARGETS[k].all_strings}
         yield Finding(
             "'description' is empty; say what the skill does and when to use it",
             span=key_span(fm, "description"),
-            impact=_required(Outcome.DEGRADED),
+            impact=select,
         )
 
 
@@ -269,9 +273,16 @@ def description_no_trigger(skill: Skill, ctx: Context) -> Iterator[Finding]:
     found = _description(skill)
     if found is None:
         return
-    _fm, node, value = found
+    fm, node, value = found
     if _TRIGGER.search(value):
         return
+    when = fm.values.get("when_to_use")
+    if (
+        isinstance(when, str)
+        and when.strip()
+        and all("when_to_use" in TARGETS[t].known_fields for t in ctx.targets)
+    ):
+        return  # every active runtime reads the trigger from `when_to_use` (Claude Code)
     yield Finding(
         "the description does not say when to use the skill; add 'Use when …' with the words"
         " a user would say",
@@ -311,8 +322,8 @@ def description_too_short(skill: Skill, ctx: Context) -> Iterator[Finding]:
     length = len(value.strip())
     if length < minimum:
         yield Finding(
-            f"the description is {length} characters; say what the skill does and when to use"
-            f" it in at least {minimum}",
+            f"the description is {length} character{'s' * (length != 1)}; say what the skill"
+            f" does and when to use it in at least {minimum}",
             span=value_span(node),
         )
 
@@ -378,6 +389,7 @@ def description_listing_truncated(skill: Skill, ctx: Context) -> Iterator[Findin
     good="""
         description: Extracts text from PDF files. Use when the user asks about PDFs.
     """,
+    fixable=True,
 )
 def description_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
     found = _description(skill)
@@ -403,6 +415,7 @@ def description_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 "agentskills": impact(Outcome.OK, Severity.WARNING),
                 "skills-ref": impact(Outcome.OK, Severity.WARNING),
             },
+            fix=autofix.strip_description(skill.doc, node),
         )
 
 

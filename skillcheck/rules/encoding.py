@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from skillcheck import fix as autofix
 from skillcheck.model import Finding, Impact, Outcome, Severity, Skill
 from skillcheck.rules.base import Context, rule
 from skillcheck.targets import every, impact, where
@@ -31,6 +32,7 @@ from skillcheck.targets import every, impact, where
         ---
         name: pdf-tools
     """,
+    fixable=True,
 )
 def byte_order_mark(skill: Skill, ctx: Context) -> Iterator[Finding]:
     doc = skill.doc
@@ -44,6 +46,7 @@ def byte_order_mark(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 "SKILL.md starts with a UTF-8 byte order mark; save it as UTF-8 without BOM",
                 span=issue.span,
                 impact=select,
+                fix=autofix.remove_bom(doc),
             )
 
 
@@ -68,6 +71,7 @@ def byte_order_mark(skill: Skill, ctx: Context) -> Iterator[Finding]:
         ---\\n
         name: pdf-tools\\n
     """,
+    fixable=True,
 )
 def line_endings(skill: Skill, ctx: Context) -> Iterator[Finding]:
     doc = skill.doc
@@ -81,6 +85,7 @@ def line_endings(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 f"SKILL.md has {issue.detail}; convert it to LF (git: * text=auto eol=lf)",
                 span=issue.span,
                 impact=select,
+                fix=autofix.normalize_newlines(doc),
             )
 
 
@@ -119,8 +124,8 @@ def encoding(skill: Skill, ctx: Context) -> Iterator[Finding]:
             message = "NUL byte in SKILL.md; it is binary to most tools, remove it"
         else:
             continue
-        yield Finding(
-            message,
-            span=issue.span,
-            impact=every(Outcome.REJECTED, {"openskills": impact(Outcome.DEGRADED)}),
-        )
+        overrides: dict[str, Outcome | Impact | None] = {"openskills": impact(Outcome.DEGRADED)}
+        if issue.kind == "nul":
+            # skills-ref reads a NUL fine; in the frontmatter its YAML reader rejects it (SK105)
+            overrides["skills-ref"] = None
+        yield Finding(message, span=issue.span, impact=every(Outcome.REJECTED, overrides))

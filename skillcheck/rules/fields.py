@@ -4,8 +4,20 @@ fields a target documents."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from skillcheck.model import Finding, Impact, Outcome, Severity, Skill
+from skillcheck import fix as autofix
+from skillcheck.model import (
+    Finding,
+    Frontmatter,
+    Impact,
+    Node,
+    Outcome,
+    Pos,
+    Severity,
+    Skill,
+    Span,
+)
 from skillcheck.rules.base import Context, key_span, rule, usable_frontmatter, value_span
 from skillcheck.targets import TARGETS, impact, impacts
 
@@ -116,6 +128,8 @@ def metadata_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     for key, value in node.value:
         value = value.resolved()
+        if key.resolved().tag == "merge":
+            continue  # `<<: *base` merges a mapping in; SK109 reports the merge key itself
         if value.kind != "scalar":
             yield Finding(
                 f"metadata.{key.text()} is a {value.kind}; metadata values must be strings",
@@ -144,6 +158,7 @@ def metadata_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         allowed-tools: Read Grep
     """,
+    fixable=True,
 )
 def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = usable_frontmatter(skill)
@@ -159,6 +174,7 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
             span=node.span,
             impact=select,
             help=f"allowed-tools: {' '.join(items)}",
+            fix=autofix.allowed_tools_string(skill.doc, fm, items),
         )
     elif node.kind == "mapping":
         yield Finding(
@@ -173,6 +189,7 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
             span=value_span(node, index, 1),
             impact=select,
             help="allowed-tools: " + " ".join(split_tools(node.value)),
+            fix=autofix.allowed_tools_string(skill.doc, fm, split_tools(node.value)),
         )
 
 
@@ -317,3 +334,208 @@ def target_field_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
                     span=node.span,
                     impact={"claude-code": Impact(Outcome.DEGRADED, Severity.WARNING)},
                 )
+
+
+# --- SK406: the team's own JSON Schema ----------------------------------------------------
+
+_SCHEMAS: dict[tuple[str, int, int], Any] = {}  # (path, mtime_ns, size) -> compiled validator
+
+
+def load_frontmatter_schema(path: str, where: str = "configuration") -> Any:
+    """The compiled validator for the JSON Schema at ``path``, compiled once per file version.
+
+    Raises ConfigError (exit 2) naming ``where`` (the config file), the schema file and the
+    reason when the file is missing, unreadable, not JSON or not a valid JSON Schema.
+    """
+    import json
+    import os
+
+    from skillcheck.config import ConfigError
+
+    def fail(reason: str) -> ConfigError:
+        return ConfigError(f"{where}: frontmatter-schema {path}: {reason}")
+
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+    key = (path, info.st_mtime_ns, info.st_size)
+    if key in _SCHEMAS:
+        return _SCHEMAS[key]
+    try:
+        with open(path, "rb") as handle:
+            schema = json.loads(handle.read(4 * 1024 * 1024 + 1))
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise fail(f"not valid JSON: {exc}") from None
+    if not isinstance(schema, dict | bool):
+        raise fail(f"a JSON Schema is an object, not {type(schema).__name__}")
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        shown = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
+        raise fail(f"not a valid JSON Schema at {shown}: {exc.message}") from None
+    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    _SCHEMAS[key] = validator
+    return validator
+
+
+def _schema_node(fm: Frontmatter, path: list[Any]) -> tuple[Node | None, Node | None]:
+    """(key node, value node) at a JSON path of ``fm.values``; the deepest found."""
+    key: Node | None = None
+    node: Node | None = fm.root
+    for step in path:
+        current = node.resolved() if node is not None else None
+        if current is None:
+            break
+        if current.kind == "mapping":
+            pair = None
+            for k, v in current.items():  # PyYAML keeps the last of duplicate keys
+                if k.text() == step or (not isinstance(step, str) and k.text() == str(step)):
+                    pair = (k, v)
+            if pair is None:
+                break
+            key, node = pair
+        elif current.kind == "sequence" and isinstance(step, int) and step < len(current.value):
+            key, node = None, current.value[step]
+        else:
+            break
+    return key, node
+
+
+def _extra_keys(error: Any) -> list[str]:
+    import re
+
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    known = set(schema.get("properties", {}))
+    patterns = list(schema.get("patternProperties", {}))
+    instance = error.instance if isinstance(error.instance, dict) else {}
+    return [
+        k for k in instance if k not in known and not any(re.search(p, str(k)) for p in patterns)
+    ]
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@rule(
+    "SK406",
+    "frontmatter-schema",
+    Severity.ERROR,
+    "The frontmatter does not satisfy the team's `frontmatter-schema`.",
+    what="""
+        Validates the frontmatter's values (as a YAML 1.1 loader reads them) against the JSON
+        Schema named by the `frontmatter-schema` option, and reports each violation at the
+        line and column of the offending value; a missing required key is reported at its
+        parent's key (or at the opening `---` for a top-level key). Runs only when the option
+        is set.
+    """,
+    why="""
+        Teams have conventions the specification does not: an owner in `metadata`, a licence
+        from an approved list, a version format. Checking them at commit time keeps every
+        skill in the catalog answerable to someone, without a second tool.
+    """,
+    bad="""
+        # skillcheck.toml: frontmatter-schema = "skill.schema.json", which requires
+        # metadata.owner
+        ---
+        name: pdf-tools
+        description: Extracts text from PDF files. Use when the user asks about PDFs.
+        metadata:
+          version: "1.0"
+        ---
+    """,
+    good="""
+        ---
+        name: pdf-tools
+        description: Extracts text from PDF files. Use when the user asks about PDFs.
+        metadata:
+          version: "1.0"
+          owner: data-team
+        ---
+    """,
+    options="""
+        `frontmatter-schema` (path, relative to the configuration file): a JSON Schema (any
+        draft `jsonschema` supports; 2020-12 when `$schema` is absent). A missing or invalid
+        schema file is a configuration error (exit 2). skillcheck ships editor schemas in
+        `skillcheck/schemas/frontmatter*.schema.json` to start from.
+    """,
+)
+def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    path = ctx.option("frontmatter-schema")
+    fm = usable_frontmatter(skill) if path else None
+    if fm is None or fm.root is None:
+        return
+    import os
+
+    validator = load_frontmatter_schema(path)
+    name = os.path.basename(path)
+    errors = sorted(validator.iter_errors(fm.values), key=lambda e: list(map(str, e.path)))
+    opening = Span(Pos(1, 1), Pos(1, 4))
+    for error in errors:
+        steps = list(error.absolute_path)
+        where_ = "'" + ".".join(str(s) for s in steps) + "'" if steps else "the frontmatter"
+        key, node = _schema_node(fm, steps)
+        described = error.schema.get("description") if isinstance(error.schema, dict) else None
+        help_ = _short(described, 200) if described else None
+        if error.validator == "additionalProperties":
+            mapping = node.resolved() if steps and node is not None else fm.root.resolved()
+            for extra in _extra_keys(error):
+                found = [k for k, _v in mapping.items() if k.text() == str(extra)]
+                yield Finding(
+                    f"{where_} has key {extra!r}, which {name} does not allow; remove or rename it",
+                    span=found[-1].span if found else (key.span if key else opening),
+                )
+            continue
+        if error.validator == "required":
+            span = key.span if steps and key is not None else opening
+            message = f"{where_}: {error.message}; add it ({name} requires it)"
+        else:
+            span = node.span if steps and node is not None else opening
+            message = f"{where_}: {_short(error.message)} ({name}); change the value to match"
+        yield Finding(message, span=span, help=help_)
+
+
+@rule(
+    "SK407",
+    "path-field-missing",
+    Severity.ERROR,
+    "A frontmatter field configured as a path names no file in the skill.",
+    what="""
+        For each field listed in the `path-fields` option, checks that its value is a relative
+        path to a file inside the skill. Fields are dotted paths into the frontmatter, with
+        `[]` for the items of a list: `license`, `metadata.icon`, `resource_configs[].file`.
+        A missing field is not reported; a value that is a URL, an absolute path, leaves the
+        skill or names nothing is.
+    """,
+    why="""
+        Teams point frontmatter fields at bundled files (`license: LICENSE.txt`, a backend's
+        per-resource configuration files). The loader that reads the field fails, or silently
+        goes without, when the file is not shipped inside the skill.
+    """,
+    bad="""
+        # skillcheck.toml: path-fields = ["license", "resource_configs[].file"]
+        license: LICENSE.txt            # no such file in the skill
+        resource_configs:
+          - file: ../shared/db.yaml      # outside the skill
+    """,
+    good="""
+        license: LICENSE.txt            # my-skill/LICENSE.txt exists
+        resource_configs:
+          - file: assets/db.yaml
+    """,
+    options="""
+        `path-fields` (list of strings, default empty): the frontmatter fields whose values are
+        paths that must exist inside the skill.
+    """,
+)
+def path_field_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    # resolved inside the skill exactly as links are (skillcheck.paths, no file system access)
+    from skillcheck.rules.references import path_field_findings
+
+    yield from path_field_findings(skill, ctx)

@@ -21,9 +21,15 @@ def _name(skill: Skill) -> tuple[Frontmatter, Node, str] | None:
     if fm is None or node is None:
         return None
     node = node.resolved()
-    if node.kind != "scalar" or node.tag == "null" or not node.value.strip():
+    if node.kind != "scalar" or not node.value.strip():
         return None
     return fm, node, node.value
+
+
+def _reads_as_text(node: Node, target: Target) -> bool:
+    """``name: null`` (or ``~``) is no name to YAML 1.1 loaders but the text "null" to
+    strictyaml (skills-ref), which then checks it like any name."""
+    return node.tag != "null" or target.all_strings
 
 
 def _charset(target: Target, ctx: Context) -> str:
@@ -79,7 +85,9 @@ def name_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
         return
     node = node.resolved()
-    if node.kind == "scalar" and (node.tag == "null" or not node.value.strip()):
+    if node.kind == "scalar" and node.tag == "null" and node.value.strip():
+        select = {k: v for k, v in select.items() if not _reads_as_text(node, TARGETS[k])}
+    if select and node.kind == "scalar" and (node.tag == "null" or not node.value.strip()):
         yield Finding(f"'name' is empty; {hint}", span=key_span(fm, "name"), impact=impacts(select))
 
 
@@ -147,13 +155,15 @@ def name_too_long(skill: Skill, ctx: Context) -> Iterator[Finding]:
     _fm, node, value = found
     select = {}
     for t in TARGETS.values():
-        if t.name_max is None:
+        if t.name_max is None or not _reads_as_text(node, t):
             continue
         text = unicodedata.normalize("NFKC", value.strip()) if t.all_strings else value.strip()
         if t.name == "codex":
             text = " ".join(value.split())
         if len(text) > t.name_max:
             select[t.name] = t.bad_name if t.bad_name is not Outcome.OK else Outcome.REJECTED
+    if "agentskills" in select:  # the client guide says warn and load; the spec says must
+        select["agentskills"] = Impact(Outcome.DEGRADED, Severity.ERROR)
     if select:
         yield Finding(
             f"name {value.strip()[:30]!r}... is {len(value.strip())} characters; the limit is 64",
@@ -168,9 +178,10 @@ def _charset_problem(value: str, charset: str) -> str | None:
         if _ASCII_NAME.fullmatch(value):
             return None
         bad = sorted(set(_BAD_ASCII.findall(value)))
-        if any(c.isupper() for c in bad) and all(c.isalpha() and c.isascii() for c in bad):
-            return "contains upper-case letters"
-        return "contains " + ", ".join(repr(c) for c in bad[:5])
+        upper = [c for c in bad if "A" <= c <= "Z"]
+        others = [repr(c) for c in bad if c not in upper]
+        parts = (["upper-case letters"] if upper else []) + others[:5]
+        return "contains " + (" and ".join(parts) if len(parts) <= 2 else ", ".join(parts))
     if charset == "nfkc-alnum":
         norm = unicodedata.normalize("NFKC", value.strip())
         if norm != norm.lower():
@@ -216,7 +227,7 @@ def name_charset(skill: Skill, ctx: Context) -> Iterator[Finding]:
     problems: dict[str, str] = {}
     for t in TARGETS.values():
         charset = _charset(t, ctx)
-        if charset == "none":
+        if charset == "none" or not _reads_as_text(node, t):
             continue
         text = value.strip() if charset == "nfkc-alnum" else value
         problem = _charset_problem(text, charset)
@@ -265,18 +276,25 @@ def name_hyphens(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     _fm, node, value = found
     text = value.strip()
-    problems = []
-    if text.startswith("-") or text.endswith("-"):
-        problems.append("starts or ends with a hyphen")
-    if "--" in text:
-        problems.append("contains '--'")
-    if not problems:
+    problems: list[str] = []
+    select = {}
+    for t in TARGETS.values():
+        if t.name_charset == "none" or not _reads_as_text(node, t):
+            continue
+        # skills-ref checks after NFKC, which turns a full-width '－' into '-'
+        seen = unicodedata.normalize("NFKC", text) if t.all_strings else text
+        found_here = []
+        if seen.startswith("-") or seen.endswith("-"):
+            found_here.append("starts or ends with a hyphen")
+        if "--" in seen:
+            found_here.append("contains '--'")
+        if found_here:
+            select[t.name] = t.bad_name if t.bad_name is not Outcome.OK else Outcome.REJECTED
+            problems = problems or found_here
+    if not select:
         return
-    select = {
-        t.name: (t.bad_name if t.bad_name is not Outcome.OK else Outcome.REJECTED)
-        for t in TARGETS.values()
-        if t.name_charset != "none"
-    }
+    if not (text.startswith("-") or text.endswith("-") or "--" in text):
+        problems = [p + " after NFKC normalisation" for p in problems]  # e.g. '－' is '-'
     yield Finding(
         f"name {value!r} {' and '.join(problems)}; use single hyphens between words",
         span=value_span(node),
@@ -318,7 +336,7 @@ def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
     directory = skill.dir_name
     select: dict[str, Impact] = {}
     for t in TARGETS.values():
-        if t.name_dir_mismatch is Outcome.OK:
+        if t.name_dir_mismatch is Outcome.OK or not _reads_as_text(node, t):
             continue
         if t.all_strings:
             same = unicodedata.normalize("NFKC", directory) == unicodedata.normalize(
@@ -347,11 +365,12 @@ def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
     "`name` uses a word or folder name a runtime reserves.",
     what="""
         Reports names containing the reserved words `anthropic` or `claude` (claude.ai and the
-        Skills API), and skill directories named `synced`, which Claude Code reserves.
+        Skills API), skill directories named `synced`, which Claude Code reserves, and skill
+        directories whose name starts with `.`, which Codex's scan skips.
     """,
     why="""
         claude.ai rejects uploads whose name contains a reserved word; Claude Code uses the
-        `synced` folder for its own skills.
+        `synced` folder for its own skills; Codex silently skips every directory named `.*`.
     """,
     bad="""
         name: claude-pdf-helper
@@ -365,6 +384,8 @@ def name_reserved(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if found is not None:
         _fm, node, value = found
         for t in TARGETS.values():
+            if not _reads_as_text(node, t):
+                continue
             for word in t.reserved_words:
                 index = value.lower().find(word)
                 if index >= 0:
@@ -374,10 +395,18 @@ def name_reserved(skill: Skill, ctx: Context) -> Iterator[Finding]:
                         impact={t.name: impact(Outcome.REJECTED)},
                     )
                     break
+    fm = usable_frontmatter(skill)
+    where_ = value_span(found[1]) if found else key_span(fm, "name") if fm else Span.at(1, 1)
     if skill.dir_name == "synced":
-        fm = usable_frontmatter(skill)
         yield Finding(
             "the directory name 'synced' is reserved by Claude Code; rename the skill",
-            span=value_span(found[1]) if found else key_span(fm, "name") if fm else Span.at(1, 1),
+            span=where_,
             impact={"claude-code": Impact(Outcome.DROPPED, Severity.ERROR)},
+        )
+    if skill.dir_name.startswith("."):  # Codex's scan skips every entry named '.*'
+        yield Finding(
+            f"the directory name {skill.dir_name!r} starts with '.'; Codex skips such"
+            " directories and never loads the skill, rename it",
+            span=where_,
+            impact={"codex": Impact(Outcome.DROPPED, Severity.ERROR)},
         )

@@ -95,6 +95,8 @@ _BIDI = "\u202a-\u202e\u2066-\u2069"
 _ZERO_WIDTH = "\u200b-\u200d\u2060\ufeff"
 _TAGS = "\U000e0000-\U000e007f"
 _HIDDEN = re.compile(f"(?P<tags>[{_TAGS}]+)|(?P<other>[{_BIDI}{_ZERO_WIDTH}]+)")
+# one character class, for the test whether a file has any: ~8x faster than _HIDDEN's groups
+_ANY_HIDDEN = re.compile(f"[{_TAGS}{_BIDI}{_ZERO_WIDTH}]")
 _JOINERS = frozenset("\u200c\u200d")
 _BLACK_FLAG = "\U0001f3f4"
 
@@ -224,7 +226,9 @@ def _hidden_findings(item: _Text) -> Iterator[Finding]:
 )
 def hidden_unicode(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for item in _text_files(skill):
-        if _HIDDEN.search(item.text) is None:
+        # every character searched for is non-ASCII; isascii() is O(1) on str (a flag CPython
+        # keeps), while the search scans the whole text
+        if item.text.isascii() or _ANY_HIDDEN.search(item.text) is None:
             continue
         yield from _capped(_hidden_findings(item), "hidden-character findings")
 
@@ -317,6 +321,20 @@ _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]
 AWS_NEARBY = 400  # characters either side of a key ID searched for its secret
 AWS_MAX_IDS = 1000  # key IDs looked at per file (each searches its neighbourhood)
 _HEADER = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
+# Every needle above, in three scans instead of fourteen: patterns with a literal first
+# character are searched at C speed, and most texts hold no needle at all.
+_AWS_OR_GOOGLE = re.compile(r"A(?:KIA|SIA|BIA|CCA|Iza)")
+_GITHUB = re.compile(r"gh(?:[pousr]_|ithub_pat_)")
+_OTHER_NEEDLES = ("sk-", "xox", "_live_", "PRIVATE KEY")
+
+
+def _may_hold_secret(text: str) -> bool:
+    """False when no credential format's needle is in ``text`` (none can match)."""
+    return (
+        _AWS_OR_GOOGLE.search(text) is not None
+        or _GITHUB.search(text) is not None
+        or any(needle in text for needle in _OTHER_NEEDLES)
+    )
 
 
 def _looks_random(value: str) -> bool:
@@ -338,6 +356,8 @@ def _aws_secret_near(text: str, start: int, end: int) -> int | None:
 
 def _secret_findings(item: _Text) -> Iterator[Finding]:
     text = item.text
+    if not _may_hold_secret(text):
+        return
     found: list[tuple[int, int, str]] = []
     if "AKIA" in text or "ASIA" in text or "ABIA" in text or "ACCA" in text:
         for index, match in enumerate(_AWS_ID.finditer(text)):

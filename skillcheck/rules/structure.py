@@ -5,7 +5,18 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from skillcheck.model import Finding, Impact, Outcome, Pos, Severity, Skill, Span
+from skillcheck import fix as autofix
+from skillcheck.model import (
+    Finding,
+    Frontmatter,
+    Impact,
+    Node,
+    Outcome,
+    Pos,
+    Severity,
+    Skill,
+    Span,
+)
 from skillcheck.rules.base import Context, first_line_span, rule, usable_frontmatter
 from skillcheck.targets import SPEC_FIELDS, TARGETS, every, impact, titles, where
 
@@ -16,9 +27,10 @@ from skillcheck.targets import SPEC_FIELDS, TARGETS, every, impact, titles, wher
     Severity.ERROR,
     "A path could not be searched for skills.",
     what="""
-        Reports directories the search could not read (permissions, a directory that vanished
-        during the run), dangling symlinks given as PATH, and trees deeper than the search
-        bound (as a warning).
+        Reports directories the search for skills, or the listing of a skill's files, could
+        not read (permissions, a directory that vanished during the run), dangling or looping
+        symlinks given as PATH, and trees deeper or larger than the search bounds (as a
+        warning).
     """,
     why="""
         A directory skillcheck cannot read may hold skills that were never checked; a green run
@@ -70,8 +82,15 @@ def skill_md_unreadable(skill: Skill, ctx: Context) -> Iterator[Finding]:
     path = skill.skill_md
     if skill.read_error is not None:
         where_ = f"{path.name} " if path is not None else "SKILL.md "
+        if path is not None and path.is_symlink() and path.exists():  # a link out of the skill
+            consequence = (
+                "zip uploads, bundles and Windows checkouts do not carry it, and skillcheck"
+                " does not follow links out of a skill"
+            )
+        else:
+            consequence = "no runtime can load this skill"
         yield Finding(
-            f"{where_}is {skill.read_error}; no runtime can load this skill",
+            f"{where_}is {skill.read_error}; {consequence}",
             path=path or skill.root,
             impact=every(Outcome.DROPPED),
             help="make SKILL.md a regular, readable file inside the skill directory",
@@ -160,7 +179,7 @@ _NO_FRONTMATTER_IMPACT = {
         empty metadata.
     """,
     bad="""
-
+        ␤                  (an empty first line)
         ---
         name: pdf-tools
         description: Extracts text from PDF files. Use when the user asks about PDFs.
@@ -181,10 +200,12 @@ def frontmatter_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     select = dict(_NO_FRONTMATTER_IMPACT)
     if doc.text.startswith("---"):
         select["skills-ref"] = None  # it splits on the raw substring and may still parse
+    span = first_line_span(skill)  # the `---` that is there, or should be
     if not doc.text.strip():
         message = "SKILL.md is empty; it needs a frontmatter with name and description"
     elif not first.strip():
         message = "SKILL.md starts with a blank line; the opening '---' must be the first line"
+        span = Span(Pos(1, 1), Pos(1, len(first) + 1))
     elif first.startswith("---"):
         message = f"the first line is {first[:40]!r}; the opening '---' must stand alone on it"
     else:
@@ -192,7 +213,8 @@ def frontmatter_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
             "SKILL.md has no YAML frontmatter; start the file with '---', the name and"
             " description fields, and '---'"
         )
-    yield Finding(message, span=first_line_span(skill), impact=impacts_of(select))
+        span = Span(Pos(1, 1), Pos(1, len(first) + 1))
+    yield Finding(message, span=span, impact=impacts_of(select))
 
 
 def impacts_of(select: dict[str, Outcome | None]) -> dict[str, Impact]:
@@ -245,7 +267,9 @@ def frontmatter_unclosed(skill: Skill, ctx: Context) -> Iterator[Finding]:
     "The frontmatter is not valid YAML.",
     what="""
         Parses the frontmatter as YAML and reports the first syntax error at its real line and
-        column in SKILL.md. The commonest case is an unquoted `: ` inside a value.
+        column in SKILL.md. The commonest case is an unquoted `: ` inside a value. For
+        skills-ref the frontmatter is read as strictyaml reads it: a tab outside quotes, block
+        text or comments is an error there (libyaml lets some through), and U+2028 is text.
     """,
     why="""
         A frontmatter that does not parse loses the name and description: the client guide says
@@ -275,14 +299,25 @@ def yaml_syntax(skill: Skill, ctx: Context) -> Iterator[Finding]:
         line = skill.doc.lines[span.start.line - 1] if skill.doc else ""
         key = line.split(":", 1)[0].strip()
         help_ = f"quote the value: {key}: \"...\" (a ': ' inside a plain value starts a mapping)"
-    elif "cannot start any token" in problem and "\\t" in problem:
+    elif "tab character" in problem or _char_at(skill, span) == "\t":
         help_ = "indent with spaces; YAML does not allow tabs"
+    elif any(c in fm.text for c in "\u0085\u2028\u2029"):
+        help_ = (
+            "the frontmatter holds U+0085, U+2028 or U+2029, which YAML 1.1 loaders read as a"
+            " line break; remove it"
+        )
     yield Finding(
         f"invalid YAML in the frontmatter: {problem}",
         span=span,
         impact=where(lambda t: t.malformed_yaml if t.malformed_yaml is not Outcome.OK else None),
         help=help_,
     )
+
+
+def _char_at(skill: Skill, span: Span) -> str:
+    lines = skill.doc.lines if skill.doc else []
+    line = lines[span.start.line - 1] if 0 < span.start.line <= len(lines) else ""
+    return line[span.start.column - 1 : span.start.column]
 
 
 @rule(
@@ -428,6 +463,7 @@ def duplicate_key(skill: Skill, ctx: Context) -> Iterator[Finding]:
         `extra-fields` (list of keys): keys your team allows; they are not reported for lenient
         targets (strict loaders still reject them, so `skills-ref` and `claude-api` still do).
     """,
+    fixable=True,
 )
 def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = usable_frontmatter(skill)
@@ -435,6 +471,14 @@ def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     extra = set(ctx.option("extra-fields", ()) or ())
     all_known = set().union(*(t.known_fields for t in TARGETS.values()))
+    # only keys no runtime reads and the team did not allow move safely under metadata
+    movable = [
+        n
+        for n in fm.fields
+        if n not in all_known | extra and _near_miss(n) is None and n in fm.values  # not `<<`
+    ]
+    move, moved = autofix.move_to_metadata(skill.doc, fm, movable) if movable else (None, [])
+    moved = set(moved)  # looked up once per key: a list made 20,000 keys quadratic
     for name, (key, _value) in fm.fields.items():
         if name in SPEC_FIELDS:
             continue
@@ -453,20 +497,23 @@ def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 continue
             if name in extra and target.unknown_field is not Outcome.REJECTED:
                 continue
+            if target.strict_yaml and key.resolved().tag == "merge":
+                continue  # strictyaml merges `<<` away, or refuses it (SK109)
             select[target.name] = target.unknown_field
         if not select:
             continue
         affected = [t for t in ctx.targets if t in select]
         strict = [t for t in affected if select[t] is Outcome.REJECTED]
-        knowers = [t.title for t in TARGETS.values() if name in t.known_fields]
+        knowers = [t.name for t in TARGETS.values() if name in t.known_fields]
         if strict:
             message = f"key {name!r} is rejected by {titles(strict)}"
         else:
             message = f"key {name!r} is not in the Agent Skills specification"
         if knowers:
-            message += f" (only {', '.join(knowers)} knows it)"
+            message += f" (only {titles(knowers)} know{'s' * (len(knowers) == 1)} it)"
         message += "; move it under 'metadata'"
-        yield Finding(message, span=key.span, impact=impacts_of(select))
+        fix = move if name in moved else None
+        yield Finding(message, span=key.span, impact=impacts_of(select), fix=fix)
 
 
 def _near_miss(name: str) -> str | None:
@@ -494,7 +541,10 @@ _PORTABILITY = {
     "The frontmatter uses YAML that other loaders parse differently.",
     what="""
         Reports flow collections (`[a, b]`, `{k: v}`), anchors (`&a`), aliases (`*a`), merge
-        keys (`<<`), explicit tags (`!!str`) and extra YAML documents in the frontmatter.
+        keys (`<<`), explicit tags (`!!str`, `!`) and extra YAML documents in the frontmatter.
+        For skills-ref it also reports what only strictyaml refuses: a list or mapping used
+        as a key, sibling mappings indented differently, and a plain `=` or `<<` as the
+        `name`, `description` or `compatibility` (read as YAML tags, not text).
     """,
     why="""
         skills-ref parses with strictyaml, which rejects flow collections, anchors, aliases and
@@ -521,35 +571,126 @@ def yaml_portability(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = skill.doc.frontmatter if skill.doc else None
     if fm is None:
         return
+    uses: dict[str, int] = {}  # one alias finding per anchor: a billion laughs is one problem
     for issue in fm.issues:
+        if issue.kind == "alias":
+            uses[issue.detail] = uses.get(issue.detail, 0) + 1
+    merges = _merge_values(fm)
+    for issue in fm.issues:
+        detail = issue.detail
+        if issue.kind == "alias":
+            count = uses.pop(detail, 0)
+            if not count:
+                continue
+            detail += f", used {count} times" if count > 1 else ""
+        elif issue.kind == "document":
+            detail = f"'{detail}' on line {issue.span.start.line}"
         label, severity = _PORTABILITY[issue.kind]
         select = {
             "agentskills": Impact(Outcome.OK, severity),
             "skills-ref": Impact(Outcome.REJECTED, Severity.ERROR),
         }
-        if issue.kind in ("tag", "document"):
+        if issue.kind == "merge" and _strictyaml_merges(merges.get(issue.span)):
+            del select["skills-ref"]  # it merges a block mapping in (and drops its keys)
+        if issue.kind == "document" or (issue.kind == "tag" and detail != "!"):
             select["codex"] = Impact(Outcome.REJECTED, Severity.ERROR)
+        if issue.kind == "document":  # PyYAML's safe_load: "expected a single document"
+            select["claude-api"] = Impact(Outcome.REJECTED, Severity.ERROR)
         yield Finding(
-            f"{label} ({issue.detail}) in the frontmatter; skills-ref rejects it, write plain"
-            " block YAML",
+            f"{label} ({detail}) in the frontmatter; skills-ref rejects it, write plain block YAML",
             span=issue.span,
             impact=select,
         )
+    if fm.root is not None and fm.error is None and fm.too_complex is None:
+        yield from _strictyaml_only(fm)
+
+
+def _merge_values(fm: Frontmatter) -> dict[Span, Node]:
+    """The value of every `<<` merge key, by the key's span."""
+    out: dict[Span, Node] = {}
+    stack = [fm.root] if fm.root is not None else []
+    while stack:
+        node = stack.pop()
+        if node.kind == "sequence":
+            stack.extend(node.value)
+        elif node.kind == "mapping":
+            for key, value in node.value:
+                if key.kind == "scalar" and key.tag == "merge":
+                    out[key.span] = value
+                stack.extend((key, value))
+    return out
+
+
+def _strictyaml_merges(value: Node | None) -> bool:
+    """strictyaml merges a block mapping, or a block list of them, without complaint (the
+    merged keys vanish from what it reads); any other `<<` value is an error to it."""
+    if value is None or value.flow:
+        return False
+    if value.kind == "sequence":
+        return bool(value.value) and all(v.kind == "mapping" and not v.flow for v in value.value)
+    return value.kind == "mapping"
+
+
+def _strictyaml_only(fm: Frontmatter) -> Iterator[Finding]:
+    """YAML that only strictyaml (skills-ref) refuses: keys that are lists or mappings,
+    sibling mappings indented differently, and a plain `=` or `<<` as the value of a field
+    it needs as text (it reads them as YAML 1.1 'value'/'merge' tags, not strings)."""
+    strict = where(lambda t: Outcome.REJECTED if t.strict_yaml else None)
+    for name in ("name", "description", "compatibility"):
+        value = fm.node(name)
+        if value is not None and value.style is None and value.tag in ("value", "merge"):
+            yield Finding(
+                f"{name}: {value.value} is read by skills-ref (strictyaml) as a YAML"
+                f' {value.tag!r} tag, not as text; quote it: {name}: "{value.value}"',
+                span=value.span,
+                impact=strict,
+            )
+    stack = [fm.root]
+    while stack:
+        node = stack.pop()
+        if node.kind == "sequence":
+            stack.extend(node.value)
+        if node.kind != "mapping":
+            continue  # aliases are reported above and never expanded here
+        column: int | None = None
+        for key, value in node.value:
+            if key.kind in ("sequence", "mapping"):
+                yield Finding(
+                    f"a {'list' if key.kind == 'sequence' else 'mapping'} is used as a key;"
+                    " skills-ref (strictyaml) cannot read it, use a plain text key",
+                    span=key.span,
+                    impact=strict,
+                )
+            if value.kind == "mapping" and not value.flow:
+                if column is None:
+                    column = value.span.start.column
+                elif value.span.start.column != column:
+                    yield Finding(
+                        f"the mapping under {key.text()!r} is indented"
+                        f" {value.span.start.column - 1} spaces where an earlier one in the"
+                        f" same mapping is indented {column - 1}; skills-ref (strictyaml)"
+                        " rejects that, indent sibling mappings alike",
+                        span=Span(value.span.start, Pos(value.span.start.line, column + 1)),
+                        impact=strict,
+                    )
+            stack.extend((key, value))
 
 
 @rule(
     "SK110",
     "delimiter-in-value",
-    Severity.ERROR,
-    "`---` appears inside the frontmatter.",
+    Severity.WARNING,
+    "`---` inside the frontmatter ends it early for skills-ref.",
     what="""
-        Reports a `---` anywhere inside the frontmatter's YAML, for example inside a
-        description.
+        Reports the first `---` inside the frontmatter (in a value, a comment or a `----`
+        line) when skills-ref is a target: that is where skills-ref ends the frontmatter.
+        What it then finds before the cut is checked as skills-ref reads it, so a cut that
+        leaves invalid YAML, a missing field or a truncated value is reported by those rules.
     """,
     why="""
-        skills-ref splits SKILL.md on the raw substring `---`, so the frontmatter ends at the
-        first `---` it meets, even mid-value: the rest of the description becomes the body, or
-        the YAML no longer parses.
+        skills-ref splits SKILL.md on the raw substring `---`, not on `---` lines, so the
+        frontmatter ends at the first `---` it meets, even mid-value: the rest of the
+        description and every later field are lost, or the YAML no longer parses.
     """,
     bad="""
         ---
@@ -565,18 +706,23 @@ def yaml_portability(skill: Skill, ctx: Context) -> Iterator[Finding]:
     """,
 )
 def delimiter_in_value(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    # the cut exists only in a substring-splitting loader's view (lint runs rules on it)
     fm = skill.doc.frontmatter if skill.doc else None
-    if fm is None or fm.close_line is None or "---" not in fm.text:
+    if fm is None or fm.cut is None:
         return
-    for index, line in enumerate(fm.text.split("\n")):
-        col = line.find("---")
-        if col >= 0:
-            yield Finding(
-                "'---' inside the frontmatter; skills-ref ends the frontmatter here, remove it",
-                span=Span(Pos(index + 2, col + 1), Pos(index + 2, col + 4)),
-                impact={"skills-ref": impact(Outcome.REJECTED)},
-            )
-            return
+    cut = fm.cut
+    message = "skills-ref ends the frontmatter at this '---'"
+    last = list(fm.fields.items())[-1] if fm.fields and fm.error is None else None
+    if last is not None:
+        name, (_key, value) = last
+        value = value.resolved()
+        if value.kind == "scalar" and value.span.end.line == cut.line:  # the value it cut
+            message += f" and reads {name} as {value.value!r}"
+    yield Finding(
+        message + "; it does not read the rest of the frontmatter. Remove or reword the '---'",
+        span=Span(cut, Pos(cut.line, cut.column + 3)),
+        impact=where(lambda t: Outcome.DEGRADED if t.substring_split else None),
+    )
 
 
 @rule(
@@ -612,16 +758,18 @@ def description_not_plain(skill: Skill, ctx: Context) -> Iterator[Finding]:
     node = fm.node("description") if fm else None
     if node is None or node.kind != "scalar":
         return
-    if node.style in ("|", ">"):
-        shown = f"the literal {node.style!r}"
-    elif node.style in ("'", '"'):
-        shown = "the value with its quotes"
-    elif node.span.start.line != node.span.end.line:
-        shown = "only the first line"
-    else:
-        return
+    if node.style is None and node.span.start.line == node.span.end.line:
+        return  # one plain line: the regex reads it as YAML does
+    # what `^description:\s*(.+?)$` captures: the rest of the key's line, as written
+    key = fm.key("description")
+    line = skill.doc.lines[key.span.start.line - 1] if key is not None else ""
+    rest = line[key.span.end.column - 1 :] if key is not None else ""
+    shown = rest.split(":", 1)[-1].strip()
+    shown = shown.split(" #", 1)[0] if node.style in ("|", ">") else shown
+    if len(shown) > 50:
+        shown = shown[:35] + "…" + shown[-10:]
     yield Finding(
-        f"OpenSkills reads the description with a line regex and shows {shown}; write it as"
+        f"OpenSkills reads the description with a line regex and shows {shown!r}; write it as"
         " one plain line",
         span=node.span,
         impact=where(lambda t: Outcome.DEGRADED if t.regex_description else None),
@@ -663,6 +811,7 @@ _STRING_FIELDS = ("name", "description", "license", "compatibility", "allowed-to
           version: "1.10"
         ---
     """,
+    fixable=True,
 )
 def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = usable_frontmatter(skill)
@@ -683,8 +832,8 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue
         if node.tag not in ("bool", "int", "float", "null", "timestamp"):
             continue
-        if node.tag == "null" and label not in _STRING_FIELDS:
-            continue  # an empty optional field is not a typing accident
+        if node.tag == "null" and (label not in _STRING_FIELDS or not node.value):
+            continue  # an empty field is not a typing accident; the field's rule reports it
         kind = {
             "bool": "a boolean",
             "int": "an integer",
@@ -702,6 +851,7 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
             f' "{node.value}"',
             span=node.span,
             impact=select,
+            fix=autofix.quote_scalar(skill.doc, fm, node),
         )
 
 
@@ -766,6 +916,7 @@ def empty_body(skill: Skill, ctx: Context) -> Iterator[Finding]:
         ---
         name: pdf-tools
     """,
+    fixable=True,
 )
 def delimiter_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = skill.doc.frontmatter if skill.doc else None
@@ -782,6 +933,7 @@ def delimiter_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
                     "agentskills": Impact(Outcome.OK, Severity.WARNING),
                     "claude-api": impact(Outcome.REJECTED),
                 },
+                fix=autofix.strip_delimiter_whitespace(skill.doc, line),
             )
 
 
@@ -856,3 +1008,57 @@ def skill_md_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
         span=Span(Pos(1, 1), Pos(1, 1)),
         impact=None,
     )
+
+
+@rule(
+    "SK120",
+    "unused-suppression",
+    Severity.INFO,
+    "A suppression comment silences nothing, or names no rule.",
+    what="""
+        Reports a `<!-- skillcheck-disable ... -->` or `<!-- skillcheck-disable-next-line ... -->`
+        comment in SKILL.md that silenced no diagnostic in this run, a code in one that silenced
+        nothing, and a word in one that is neither a rule code nor a slug. A code whose rule did
+        not run (not selected, or ignored) is not reported. Comments inside code blocks and code
+        spans are examples, not suppressions, and are never reported.
+    """,
+    why="""
+        A stale suppression hides the next real problem on that line, and a misspelt code
+        (`SK5O1`) suppresses nothing while the author believes otherwise. Like ruff's unused
+        `noqa` check, this keeps suppressions honest. Suppressions are evaluated for the active
+        targets: one written for `--target skills-ref` looks unused in a run without it.
+    """,
+    bad="""
+        <!-- skillcheck-disable-next-line SK501 -->
+        See the [guide](references/guide.md).        (the link is fine: nothing to silence)
+    """,
+    good="""
+        See the [guide](references/guide.md).
+    """,
+    options="""
+        SK120 diagnostics are produced after suppressions are applied, so a comment cannot
+        silence them; use `ignore = ["SK120"]` or `per-path-ignores`.
+    """,
+    scope="suppression",
+)
+def unused_suppression(skill: Skill, ctx: Context, suppressions: list) -> Iterator[Finding]:
+    for sup in suppressions:
+        for word, span in sup.unknown:
+            yield Finding(
+                f"{word!r} in '{sup.text}' is not a rule code or slug; correct it or remove it",
+                span=span,
+                help="`skillcheck rules` lists every code and slug",
+            )
+        if sup.unused_all:
+            what = "the next line" if sup.next_line else "this file"
+            yield Finding(
+                f"'{sup.text}' silences nothing on {what}; remove the comment",
+                span=sup.span,
+            )
+        where_ = f"on line {sup.span.end.line + 1}" if sup.next_line else "in this file"
+        for word, span in sup.unused:
+            yield Finding(
+                f"'{sup.text} {word}' silences nothing: no {word} diagnostic {where_};"
+                " remove it from the comment",
+                span=span,
+            )
