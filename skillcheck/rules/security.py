@@ -324,7 +324,7 @@ _HEADER = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
 # Every needle above, in three scans instead of fourteen: patterns with a literal first
 # character are searched at C speed, and most texts hold no needle at all.
 _AWS_OR_GOOGLE = re.compile(r"A(?:KIA|SIA|BIA|CCA|Iza)")
-_GITHUB = re.compile(r"gh(?:[pousr]_|ithub_pat_)")
+_GITHUB = re.compile(r"gh[pousr]_|github_pat_")
 _OTHER_NEEDLES = ("sk-", "xox", "_live_", "PRIVATE KEY")
 
 
