@@ -5,6 +5,11 @@ Each skill looks like the ones found in public repositories: a frontmatter with 
 a numbered workflow, tables, links to its references with anchors, troubleshooting), two
 reference files (one long, with a table of contents), an executable script and a small
 binary asset. Content is deterministic for a given seed.
+
+``generate(..., findings=0.2)`` also seeds one defect into about that fraction of the skills
+(a broken link, a missing anchor, an unknown frontmatter key or an over-long description), so a
+benchmark lints a tree that has something to report. The default (0.0) writes exactly what it
+always did: defects are drawn from a separate random stream.
 """
 
 from __future__ import annotations
@@ -224,14 +229,43 @@ def skill_files(index: int, rng: random.Random) -> tuple[str, dict[str, bytes | 
 
 
 EXECUTABLE_DIR = "scripts/"
+DEFECTS = ("broken-link", "missing-anchor", "unknown-key", "long-description")
 
 
-def generate(root: Path, count: int, seed: int = 0) -> list[Path]:
-    """Write ``count`` skills under ``root``; return their directories."""
+def add_defect(files: dict[str, bytes | str], defect: str) -> None:
+    """Seed one lint finding of kind ``defect`` (one of DEFECTS) into a skill's files."""
+    text = files["SKILL.md"]
+    assert isinstance(text, str)
+    if defect == "broken-link":
+        text += "\nSee [the changelog](references/changelog.md) for past releases.\n"
+    elif defect == "missing-anchor":
+        text += "\nSee [the limits](references/api.md#quotas-and-limits) before a batch run.\n"
+    elif defect == "unknown-key":
+        text = text.replace(
+            "license: Apache-2.0\n", "license: Apache-2.0\nhomepage: https://example.com/\n", 1
+        )
+    elif defect == "long-description":
+        head, sep, rest = text.partition("\nlicense:")
+        filler = " Handles every edge case the user may bring up, one by one, with care." * 16
+        text = head + filler + sep + rest
+    else:
+        raise ValueError(f"unknown defect {defect!r}; expected one of {', '.join(DEFECTS)}")
+    files["SKILL.md"] = text
+
+
+def generate(root: Path, count: int, seed: int = 0, findings: float = 0.0) -> list[Path]:
+    """Write ``count`` skills under ``root``; return their directories.
+
+    ``findings`` is the fraction of skills (0.0-1.0) that get one defect from DEFECTS.
+    """
     rng = random.Random(seed)
+    # A separate stream, so the skills themselves do not depend on ``findings``.
+    defects = random.Random(f"defects-{seed}")
     made = []
     for index in range(count):
         name, files = skill_files(index, rng)
+        if findings and defects.random() < findings:
+            add_defect(files, defects.choice(DEFECTS))
         skill = root / name
         for rel, content in files.items():
             path = skill / rel
