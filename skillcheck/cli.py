@@ -21,7 +21,9 @@ class UsageProblem(Exception):
 
 
 def _fail(message: str) -> None:
-    click.echo(f"skillcheck: error: {message}", err=True)
+    from skillcheck.report import safe  # paths and names in messages may hold escapes
+
+    click.echo(f"skillcheck: error: {safe(message)}", err=True)
     sys.exit(EXIT_ERROR)
 
 
@@ -50,9 +52,13 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         except Exception as exc:
             if os.environ.get("SKILLCHECK_DEBUG") == "1":
                 raise
+            from skillcheck.lint import InternalError
+
+            # InternalError already names the rule and the exception; others need their type
+            what = str(exc) if isinstance(exc, InternalError) else f"{type(exc).__name__}: {exc}"
             _fail(
-                f"internal error: {type(exc).__name__}: {exc} (set SKILLCHECK_DEBUG=1 for the"
-                " traceback, and please report it)"
+                f"internal error: {what} (set SKILLCHECK_DEBUG=1 for the traceback, and please"
+                " report it)"
             )
 
     return wrapper
@@ -307,7 +313,9 @@ def _bundle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except (BundleError, CatalogError) as exc:
-            click.echo(f"skillcheck: {exc}", err=True)
+            from skillcheck.report import safe  # a file name may hold terminal escapes
+
+            click.echo(f"skillcheck: {safe(str(exc))}", err=True)
             sys.exit(EXIT_FINDINGS)
 
     return wrapper

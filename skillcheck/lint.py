@@ -9,9 +9,10 @@ on its own reading of the file.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,21 @@ from skillcheck.targets import DEFAULT_TARGETS, TARGETS
 
 class InternalError(Exception):
     """A bug in skillcheck: reported as exit 2 with the rule and path."""
+
+
+@contextlib.contextmanager
+def guarded(rule: Rule, where: str = "") -> Iterator[None]:
+    """A bug in a rule becomes an InternalError naming the rule (and the skill): exit 2 with a
+    one-line message, never a silent pass and never a traceback."""
+    try:
+        yield
+    except InternalError:
+        raise
+    except Exception as exc:
+        place = f" on {where}" if where else ""
+        raise InternalError(
+            f"rule {rule.code} ({rule.slug}) failed{place}: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 @dataclass
@@ -136,7 +152,7 @@ def check_skill(skill: Skill, rules: Iterable[Rule], ctx: Context) -> list[Diagn
         for rule in rules:
             if rule.scope != "skill":
                 continue
-            try:
+            with guarded(rule, skill.display_root):
                 for finding in rule.check(view, view_ctx):
                     if not main and finding.impact is None:
                         continue  # about the file, not a loader's reading: reported once
@@ -145,11 +161,6 @@ def check_skill(skill: Skill, rules: Iterable[Rule], ctx: Context) -> list[Diagn
                     diag = make_diagnostic(rule, finding, skill, view_ctx.targets)
                     if diag is not None:
                         out.append(diag)
-            except Exception as exc:  # a bug in a rule must not pass silently
-                raise InternalError(
-                    f"rule {rule.code} ({rule.slug}) failed on {skill.display_root}: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
     if len(views) > 1:
         out = _merge(out, ctx.targets)
     return _cap_for_parity(out, ctx.targets)
@@ -220,15 +231,11 @@ def check_collection(skills: list[Skill], rules: Iterable[Rule], ctx: Context) -
     for rule in rules:
         if rule.scope != "collection":
             continue
-        try:
+        with guarded(rule):
             for skill, finding in rule.check(skills, ctx):
                 diag = make_diagnostic(rule, finding, skill, ctx.targets)
                 if diag is not None:
                     out.append(diag)
-        except Exception as exc:
-            raise InternalError(
-                f"rule {rule.code} ({rule.slug}) failed: {type(exc).__name__}: {exc}"
-            ) from exc
     return _cap_for_parity(out, ctx.targets)
 
 
@@ -315,8 +322,9 @@ def _discovery_diagnostics(found: Discovery, rules: list[Rule], ctx: Context) ->
     for rule in rules:
         if rule.scope != "discovery":
             continue
-        for _none, finding in rule.check(found, ctx):
-            diag = make_diagnostic(rule, finding, None, ctx.targets)
-            if diag is not None:
-                out.append(diag)
+        with guarded(rule):
+            for _none, finding in rule.check(found, ctx):
+                diag = make_diagnostic(rule, finding, None, ctx.targets)
+                if diag is not None:
+                    out.append(diag)
     return out

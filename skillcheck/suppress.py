@@ -186,7 +186,7 @@ def apply_suppressions(
     reporter = next((r for r in rules if r.scope == "suppression"), None)
     if reporter is None:
         return kept
-    from skillcheck.lint import InternalError, make_diagnostic
+    from skillcheck.lint import guarded, make_diagnostic
 
     enabled = {r.code for r in rules}
     for skill, found in found_for:
@@ -198,14 +198,9 @@ def apply_suppressions(
                     named = get_rule(word)
                     if named and named.code in enabled and named.code not in suppression.used:
                         suppression.unused.append((word, where))
-        try:
+        with guarded(reporter, skill.display_root):
             for finding in reporter.check(skill, ctx, found):
                 diag = make_diagnostic(reporter, finding, skill, ctx.targets)
                 if diag is not None:
                     kept.append(diag)
-        except Exception as exc:  # a bug in the rule must not pass silently
-            raise InternalError(
-                f"rule {reporter.code} ({reporter.slug}) failed on {skill.display_root}: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
     return kept
