@@ -214,7 +214,7 @@ def _search(
                 continue
             if not is_dir:
                 continue
-            sub = Path(entry.path)
+            sub = directory / entry.name  # cheaper than parsing entry.path again
             if ignores.ignored(sub, True):
                 continue
             if depth + 1 > MAX_DEPTH:

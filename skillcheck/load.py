@@ -59,12 +59,16 @@ def read_regular(path: Path, limit: int = MAX_READ) -> tuple[bytes, int]:
             raise OSError(f"not a regular file ({kind_of(info.st_mode)})")
         chunks = []
         remaining = limit
+        got = 0
         while remaining > 0:
             chunk = os.read(fd, min(remaining, 1 << 20))
             if not chunk:
                 break
             chunks.append(chunk)
             remaining -= len(chunk)
+            got += len(chunk)
+            if 0 < info.st_size <= got:
+                break  # all of it: no second read just to meet the end (size 0 may be a lie)
         return b"".join(chunks), info.st_size
     finally:
         os.close(fd)
@@ -119,7 +123,7 @@ def read_text(skill: Skill, entry: SkillFile) -> str | None:
     if skill.doc is not None and entry.path == skill.skill_md:
         return skill.doc.text
     data = read_file(skill, entry)
-    if data is None or b"\0" in data[:BINARY_SNIFF]:
+    if data is None or data.find(b"\0", 0, BINARY_SNIFF) >= 0:  # no copy of the head
         return None
     # the same key and decoding as markdown.text_of, so a file is decoded once for both
     key = ("text", entry.rel)
@@ -156,6 +160,10 @@ def walk(root: Path) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
+        except FileNotFoundError:
+            if directory == root:
+                errors.append((directory, "No such file or directory"))
+            continue  # a subfolder gone since it was listed holds nothing to check
         except OSError as exc:
             errors.append((directory, exc.strerror or str(exc)))
             continue
@@ -172,6 +180,8 @@ def walk(root: Path) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
             rel = f"{prefix}{entry.name}"
             try:
                 info = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # gone since the listing (an editor's temp file): nothing to check
             except OSError as exc:
                 errors.append((Path(entry.path), exc.strerror or str(exc)))
                 continue
@@ -182,14 +192,13 @@ def walk(root: Path) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
                     link = os.readlink(entry.path)
                 except OSError:
                     link = None
-            files.append(SkillFile(Path(entry.path), rel, kind, info.st_size, info.st_mode, link))
+            path = directory / entry.name  # half the cost of parsing entry.path again
+            files.append(SkillFile(path, rel, kind, info.st_size, info.st_mode, link))
             if kind == "dir" and entry.name not in OPAQUE_DIRS:
                 if depth + 1 >= MAX_WALK_DEPTH:
-                    errors.append(
-                        (Path(entry.path), f"deeper than {MAX_WALK_DEPTH} levels; not checked")
-                    )
+                    errors.append((path, f"deeper than {MAX_WALK_DEPTH} levels; not checked"))
                     continue
-                subdirs.append((Path(entry.path), rel + "/", depth + 1))
+                subdirs.append((path, rel + "/", depth + 1))
         stack.extend(reversed(subdirs))
     files.sort(key=lambda f: f.rel)
     return files, errors

@@ -16,9 +16,9 @@ skill without anything a rule needs is never parsed at all.
 from __future__ import annotations
 
 import bisect
-import html
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -176,13 +176,51 @@ _NESTED_FENCE = re.compile(r"[ \t]*(?:(?:>|[-*+]|\d{1,9}[.)])[ \t]*)+(?:```|~~~)
 def quick_anchors(text: str) -> set[str] | None:
     """Anchors of plain top-level ATX headings, found without parsing (see ``_quick_scan``).
 
-    Without raw HTML only the lines holding ``#`` headings and fences need looking at, which
-    one regular expression finds.
+    Without raw HTML only the lines holding ``#`` headings and fences need looking at.
     """
     if "<" in text:
         return _quick_scan(text)
-    slugger = Slugger()
     out: set[str] = set()
+    for slug in _quick_headings(text):
+        if slug is None:
+            return None
+        out.add(slug)
+    return out
+
+
+class QuickAnchors:
+    """``quick_anchors`` of a text, read only as far as the questions asked need.
+
+    ``has`` stops at the heading it looks for, so a link to a section near the top of a long
+    file costs a few lines. A heading found before a construct only a parse can read (where
+    ``quick_anchors`` gives None) still counts: what comes later in a file cannot change an
+    earlier heading, or the number of the earlier duplicates of its name.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._found: set[str] = set()
+        if "<" in text:
+            self._found = _quick_scan(text) or set()
+            self._rest: Iterator[str | None] = iter(())
+        else:
+            self._rest = _quick_headings(text)
+
+    def has(self, anchor: str) -> bool:
+        """Whether ``anchor`` (lower case) is certainly an anchor of the text."""
+        if anchor in self._found:
+            return True
+        for slug in self._rest:
+            if slug is None:
+                break
+            self._found.add(slug)
+            if slug == anchor:
+                return True
+        return False
+
+
+def _quick_headings(text: str) -> Iterator[str | None]:
+    """The anchors ``quick_anchors`` finds, in file order, then None if it gives up."""
+    slugger = Slugger()
     fence: str | None = None
     for line in text.split("\n"):
         if not line or line[0] not in _QUICK_FIRST:
@@ -190,7 +228,8 @@ def quick_anchors(text: str) -> set[str] | None:
         stripped = line.lstrip(" ")
         if len(line) - len(stripped) > 3:
             if fence is None and ("```" in line or "~~~" in line) and _NESTED_FENCE.match(line):
-                return None
+                yield None
+                return
             continue
         first = stripped[:1]
         if fence is not None:
@@ -206,15 +245,15 @@ def quick_anchors(text: str) -> set[str] | None:
             continue
         if first != "#":
             if ("```" in line or "~~~" in line) and _NESTED_FENCE.match(line):
-                return None
+                yield None
+                return
             continue
         heading = _ATX.match(stripped.rstrip("\r"))
         if heading is None:
             continue
         title = (heading.group(2) or "").strip()
         if not _INLINE_MARKUP.search(title):
-            out.add(slugger.slug(title))
-    return out
+            yield slugger.slug(title)
 
 
 def _quick_scan(text: str) -> set[str] | None:
@@ -294,7 +333,10 @@ def slugify(text: str) -> str:
     """GitHub's heading id (github-slugger): lower case, drop everything but letters, marks,
     numbers, ``_``, ``-`` and spaces, then turn each space into ``-``."""
     if text.isascii():
-        return _ASCII_DROP.sub("", text.lower()).replace(" ", "-")
+        lower = text.lower()
+        if lower.replace(" ", "").isalnum():  # nothing to drop (most headings)
+            return lower.replace(" ", "-")
+        return _ASCII_DROP.sub("", lower).replace(" ", "-")
     return "".join(ch for ch in text.lower() if _slug_char(ch)).replace(" ", "-")
 
 
@@ -337,8 +379,24 @@ def _parser() -> Any:
         index = md.block.ruler.__find__("reference")
         original = md.block.ruler.__rules__[index].fn
         md.block.ruler.at("reference", _recording_reference(original))
+        md.block.ruler.before("table", "skillcheck_deep", _flat_when_deep)
         _MD = md
     return _MD
+
+
+def _flat_when_deep(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
+    """Near markdown-it's nesting limit, read each line as a paragraph.
+
+    At the limit markdown-it skips the rest of the input: 21 nested quotes or 10 nested
+    lists would hide every later link of the file from the checks. Taking the deeper lines
+    as paragraphs (whose text is still parsed for links) stops the nesting two levels short
+    of the limit, as a blockquote opens one level and a list item two.
+    """
+    if silent or state.level < state.md.options.maxNesting - 2:
+        return False
+    from markdown_it.rules_block import paragraph
+
+    return bool(paragraph(state, start_line, end_line, silent))
 
 
 # characters without which an inline run holds no link, image, code span or HTML
@@ -697,6 +755,8 @@ def _html(source: str, base: int, mapper: _Mapper, result: Markdown) -> None:
         source = _COMMENT_RE.sub(lambda m: " " * len(m.group(0)), source)
     if "=" not in source:
         return
+    import html  # raw HTML with attributes is rare in skills: not on the start-up path
+
     for match in ATTR_LINK_RE.finditer(source):
         value, start, end = attr_value(match)
         span = Span(mapper.pos(base + start), mapper.pos(base + end))

@@ -31,15 +31,18 @@ MAX_EVENTS = 200_000  # YAML events composed at most
 MAX_DEPTH = 64  # nesting of YAML collections
 MAX_EXPANSION = 10_000  # nodes produced when aliases are expanded into Python values
 MAX_PURE_PYTHON = 64 * 1024  # characters of YAML read with the slow pure-Python parser
-# YAML 1.1 line breaks that strictyaml reads as text: parsed as private-use stand-ins
-_STAND_INS = {0x85: 0xE085, 0x2028: 0xE028, 0x2029: 0xE029}
-_RESTORE = {v: k for k, v in _STAND_INS.items()}
 _BIG_ESCAPE = re.compile(r"\\U([0-9A-Fa-f]{8})")
 _GLUED_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
 
 
 _YAML_TAG = "tag:yaml.org,2002:"
 _RESOLVER = yaml.resolver.Resolver()
+_SCALAR_EVENT = yaml.ScalarEvent
+_DOCUMENT_START = yaml.DocumentStartEvent
+# events that carry nothing to compose
+_IGNORED_EVENTS = frozenset({yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent})
+_TAGS: dict[tuple[str, Any], str] = {}  # (plain scalar, implicit) -> short tag: keys repeat
+_TAGS_MAX = 4096
 
 
 # --- decoding --------------------------------------------------------------------------
@@ -184,6 +187,19 @@ def _short_tag(tag: str) -> str:
     return tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
 
 
+def _resolved_tag(value: str, implicit: Any) -> str:
+    """The short tag PyYAML resolves an untagged scalar to (remembered: keys repeat)."""
+    key = (value, implicit)
+    tag = _TAGS.get(key)
+    if tag is None:
+        tag = _short_tag(_RESOLVER.resolve(yaml.ScalarNode, value, implicit))
+        if len(value) <= 64:  # keys and short values; a description rarely repeats
+            if len(_TAGS) >= _TAGS_MAX:
+                _TAGS.clear()
+            _TAGS[key] = tag
+    return tag
+
+
 class _Marks:
     """Map a YAML mark to the real file position.
 
@@ -208,16 +224,16 @@ class _Marks:
 
 
 class _Composer:
-    def __init__(self, marks: _Marks, restore: dict[int, int] | None = None) -> None:
+    def __init__(self, marks: _Marks) -> None:
         self.marks = marks
-        self.restore = restore  # stand-in characters to put back into scalar values
         self.anchors: dict[str, Node] = {}
         self.issues: list[YamlIssue] = []
         self.flow_issues: dict[int, YamlIssue] = {}  # id(node) -> its issue, spanned at the end
         self.events = 0  # parser events composed: what the text itself writes out
 
     def span(self, event: Any) -> Span:
-        return Span(self.marks.pos(event.start_mark), self.marks.pos(event.end_mark))
+        at = self.marks.at
+        return Span(at(event.start_mark.index), at(event.end_mark.index))
 
     def compose(self, text: str, loader: Any = _Loader) -> Node | None:
         stack: list[tuple[Node, list]] = []  # open collections and their children
@@ -229,13 +245,16 @@ class _Composer:
             if count > MAX_EVENTS:
                 raise _TooComplex(f"the frontmatter has more than {MAX_EVENTS:,} YAML nodes")
             node: Node | None = None
-            if isinstance(event, yaml.DocumentStartEvent):
+            kind_of_event = type(event)  # the parsers make these exact classes: no isinstance
+            if kind_of_event is _SCALAR_EVENT:
+                node = self._scalar(event)
+            elif kind_of_event is _DOCUMENT_START:
                 documents += 1
                 if documents > 1:
                     self.issues.append(YamlIssue("document", self.span(event), "---"))
                 continue
-            if isinstance(event, yaml.ScalarEvent):
-                node = self._scalar(event)
+            elif kind_of_event in _IGNORED_EVENTS:
+                continue
             elif isinstance(event, yaml.AliasEvent):
                 target = self.anchors.get(event.anchor)
                 if target is None:
@@ -301,13 +320,11 @@ class _Composer:
 
     def _scalar(self, event: Any) -> Node:
         span = self.span(event)
-        value = event.value.translate(self.restore) if self.restore else event.value
-        node = Node("scalar", span, value, style=event.style or None)
+        node = Node("scalar", span, event.value, style=event.style or None)
         if event.tag and event.tag != "!":
             self._decorate(node, event)
         else:
-            resolved = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
-            node.tag = _short_tag(resolved)
+            node.tag = _resolved_tag(event.value, event.implicit)
             if event.anchor or event.tag == "!":
                 self._decorate(node, event)
         return node
@@ -391,6 +408,26 @@ def _error_span(exc: yaml.YAMLError, marks: _Marks, text: str) -> tuple[str, Spa
     return message, Span(pos, Pos(pos.line, pos.column + 1))
 
 
+class _StrictYamlLoader(yaml.SafeLoader):
+    """PyYAML's pure-Python loader reading as strictyaml's ruamel fork does: the same scanner,
+    but U+0085, U+2028 and U+2029 end no line (YAML 1.2) while they still fold like breaks,
+    so a key after one is still a simple key and a value with one is no syntax error."""
+
+    def forward(self, length: int = 1) -> None:
+        if self.pointer + length + 1 >= len(self.buffer):
+            self.update(length + 1)
+        while length:
+            ch = self.buffer[self.pointer]
+            self.pointer += 1
+            self.index += 1
+            if ch == "\n" or (ch == "\r" and self.buffer[self.pointer] != "\n"):
+                self.line += 1
+                self.column = 0
+            elif ch != "\ufeff":
+                self.column += 1
+            length -= 1
+
+
 def parse_yaml(
     text: str, line_offset: int, fm: Frontmatter, *, column_offset: int = 0, strict: bool = False
 ) -> None:
@@ -398,8 +435,8 @@ def parse_yaml(
     ``column_offset + 1``) into ``fm``.
 
     ``strict`` reads it as strictyaml (skills-ref) does: with the pure-Python scanner, which
-    strictyaml's ruamel fork shares (libyaml lets tabs through where they do not), and with
-    U+0085/U+2028/U+2029 as text (YAML 1.2), not line breaks.
+    strictyaml's ruamel fork shares (libyaml lets tabs through where they do not), counting
+    lines as YAML 1.2 does (see ``_StrictYamlLoader``).
     """
     if len(text) > MAX_FRONTMATTER:
         fm.too_complex = (
@@ -408,15 +445,12 @@ def parse_yaml(
         )
         return
     marks = _Marks(text, line_offset, column_offset)
-    loader, source, restore = _Loader, text, None
-    if strict:
-        source = text.translate(_STAND_INS)
-        restore = _RESTORE
-        if len(text) <= MAX_PURE_PYTHON:  # ~3 s per MiB: beyond, libyaml's reading stands
-            loader = yaml.SafeLoader
-    composer = _Composer(marks, restore)
+    loader: Any = _Loader
+    if strict and len(text) <= MAX_PURE_PYTHON:  # ~3 s per MiB: beyond, libyaml's reading stands
+        loader = _StrictYamlLoader
+    composer = _Composer(marks)
     try:
-        fm.root = composer.compose(source, loader)
+        fm.root = composer.compose(text, loader)
     except _TooComplex as exc:
         fm.too_complex = str(exc)
         fm.issues = composer.issues
@@ -443,7 +477,7 @@ def parse_yaml(
     fm.issues = composer.issues
     if strict and loader is not _Loader and "..." in text:
         # strictyaml reads a second `...` document end marker as a second document
-        ends = [t for t in yaml.scan(source, Loader=loader) if isinstance(t, yaml.DocumentEndToken)]
+        ends = [t for t in yaml.scan(text, Loader=loader) if isinstance(t, yaml.DocumentEndToken)]
         if len(ends) > 1:
             pos = marks.pos(ends[1].start_mark)
             fm.error = (

@@ -10,7 +10,6 @@ replaced by its target before a following ``..`` is applied.
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 import re
 import unicodedata
@@ -64,7 +63,6 @@ class Tree:
     """The skill's walk as a directory tree: ``children[dir_rel][name] -> SkillFile``."""
 
     def __init__(self, skill: Skill) -> None:
-        self.skill = skill
         self.entries: dict[str, SkillFile] = {}
         self.children: dict[str, dict[str, SkillFile]] = {"": {}}
         for entry in skill.files:
@@ -213,6 +211,8 @@ class Tree:
         for candidate in names:
             if confusable_skeleton(candidate) == skeleton:
                 return candidate
+        import difflib  # only when a name is missing
+
         close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
         return close[0] if close else None
 

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Protocol, runtime_checkable
 
+from skillcheck.lazy import LazyPattern
+
 __all__ = [
     "DEFAULT_TOKENIZER",
     "EstimateTokenizer",
@@ -56,7 +58,7 @@ class Tokenizer(Protocol):
 # ``[^\W\d_]`` is a Unicode letter, ``(?:[^\w\s]|_)`` a symbol (anything neither letter, digit
 # nor space). Contractions first ("don't" -> "don", "'t"); unlike cl100k, not when a word goes
 # on ("'sensitive" stays one piece): the constants were fitted on these pieces.
-_PIECE = re.compile(
+_PIECE = LazyPattern(  # compiled on first use: ~5 ms, needed for non-ASCII only
     r"'(?i:[sdmt]|ll|ve|re)(?![^\W\d_])"
     r"|(?:[^\w\s]|_)?[^\W\d_]+"
     r"|\d{1,3}"

@@ -33,3 +33,47 @@ def test_a_failing_rule_exits_2_naming_the_rule(tmp_path, monkeypatch, code) -> 
     assert "Traceback" not in result.stderr
     assert f"internal error: rule {code} ({original.slug}) failed" in result.stderr
     assert "ZeroDivisionError: deliberate" in result.stderr
+
+
+def test_an_entry_that_vanishes_after_listing_is_not_an_error(tmp_path, monkeypatch) -> None:
+    """An editor's temp file renamed away between the listing and its stat is simply gone:
+    no SK100 'cannot be read', which would fail the run."""
+    import os
+
+    from conftest import lint_json, write_skill
+
+    from skillcheck import load
+
+    skill = write_skill(tmp_path, "pdf-tools", files={".SKILL.md.tmp": "x", "tmpdir/a": "y"})
+    real_scandir = os.scandir
+
+    def scandir_then_vanish(path):
+        with real_scandir(path) as it:
+            entries = list(it)
+        for name in (".SKILL.md.tmp", "tmpdir"):
+            doomed = skill / name
+            if doomed.is_dir():
+                (doomed / "a").unlink()
+                doomed.rmdir()
+            elif doomed.exists():
+                doomed.unlink()
+
+        class Listing(list):
+            def __enter__(self):
+                return iter(self)
+
+            def __exit__(self, *exc):
+                return False
+
+        return Listing(entries)
+
+    class OsWithRacyScandir:  # only load's view of os changes; discovery lists as usual
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        scandir = staticmethod(scandir_then_vanish)
+
+    monkeypatch.setattr(load, "os", OsWithRacyScandir())
+    code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    assert [d["code"] for d in report["diagnostics"]] == []
+    assert code == 0

@@ -8,11 +8,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillcheck.lazy import LazyPattern
+
 FORMATS = ("text", "json", "sarif", "github", "junit")
 
 # C0/C1 controls (but tab), DEL, bidi/zero-width marks that reorder or hide text, and lone
-# surrogates (undecodable file-name bytes), which no UTF-8 output can encode
-_UNSAFE = re.compile(
+# surrogates (undecodable file-name bytes), which no UTF-8 output can encode; compiled on
+# first use, as its wide classes cost milliseconds at every start-up
+_UNSAFE = LazyPattern(
     "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff"
     "\ud800-\udfff\U000e0000-\U000e007f]"  # and Unicode tag characters (hidden ASCII)
 )
@@ -21,6 +24,8 @@ _UNSAFE = re.compile(
 def safe(text: str) -> str:
     """Make skill-controlled text inert on a terminal: escapes become visible ``\\x1b``,
     undecodable file-name bytes ``\\xNN``."""
+    if text.isascii() and text.isprintable():
+        return text  # printable ASCII: nothing to escape (a tab takes the path below, kept)
     return _UNSAFE.sub(
         lambda m: (
             f"\\u{ord(m.group()):04x}" if ord(m.group()) > 0xFF else f"\\x{ord(m.group()):02x}"
@@ -48,10 +53,12 @@ def inert_lines(text: str) -> str:
 def display(text: str) -> str:
     """Text that any UTF-8 writer can encode: undecodable file-name bytes (lone surrogates
     from os.fsdecode) become ``\\xNN``."""
+    if text.isascii():
+        return text
     return _SURROGATE.sub(_show_surrogate, text)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
 
 
 def _show_surrogate(match: re.Match[str]) -> str:

@@ -134,6 +134,7 @@ def document(result, options: ReportOptions) -> dict:
     rules, index = _rules_metadata()
     lines = _Lines(result.skills)
     seen: dict[str, int] = {}
+    fixes_shown: set[tuple] = set()
     results = []
     for diag in result.diagnostics:
         is_dir = os.path.isdir(diag.path)
@@ -165,8 +166,13 @@ def document(result, options: ReportOptions) -> dict:
         }
         if diag.code in index:
             entry["ruleIndex"] = index[diag.code]
+        # one edit can fix many results (moving 20,000 keys under metadata): its bytes go
+        # on the first of them only, or the log grows with the square of the keys
         if diag.fix is not None:
-            entry["fixes"] = [_fix(diag.fix, _location(diag.fix.path, root))]
+            fix_key = (diag.fix.path, diag.fix.start, diag.fix.end, diag.fix.description)
+            if fix_key not in fixes_shown:
+                fixes_shown.add(fix_key)
+                entry["fixes"] = [_fix(diag.fix, _location(diag.fix.path, root))]
         results.append(entry)
     return {
         "$schema": SCHEMA_URI,

@@ -147,6 +147,14 @@ def skill_rule_findings(rule_: Rule, skill: Skill, ctx: Context) -> Iterator[Fin
 # --- helpers shared by the rule families -------------------------------------------------
 
 
+def fixes() -> Any:
+    """The ``skillcheck.fix`` module, imported when a rule first plans an edit: a run over
+    clean skills never needs it (nor the json and difflib it imports)."""
+    from skillcheck import fix
+
+    return fix
+
+
 def usable_frontmatter(skill: Skill) -> Frontmatter | None:
     """The frontmatter when it parsed to a mapping; None otherwise.
 

@@ -170,7 +170,9 @@ def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
                 path=entry.path,
                 lines=count_lines(lines),
                 tokens=tokenizer.count(text),
-                has_toc=has_toc(lines),
+                # a contents heading needs "contents", a list of anchor links "](#": without
+                # either (casefold covers what IGNORECASE matches) there is none to look for
+                has_toc=("](#" in text or "contents" in text.casefold()) and has_toc(lines),
             )
         )
     figures = SkillFigures(

@@ -108,11 +108,6 @@ def description_words(text: str) -> frozenset[str]:
     return frozenset(stem for stem, _word in _content_words(text))
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    shared = len(a & b)
-    return shared / (len(a) + len(b) - shared)
-
-
 def similar_pairs(
     sets: list[frozenset[str]], threshold: float = SIMILARITY
 ) -> dict[int, tuple[int, float]]:
@@ -142,6 +137,7 @@ def similar_pairs(
         prefix = ordered[: size - math.ceil(threshold * size) + 1]
         best: tuple[int, float] | None = None
         seen: set[int] = set()
+        low, high = threshold * size, size / threshold
         for word in prefix:
             for j in index.get(word, ()):
                 if j in seen:
@@ -150,9 +146,11 @@ def similar_pairs(
                 if len(seen) > MAX_CANDIDATES:
                     break
                 other = sets[j]
-                if not threshold * size <= len(other) <= size / threshold:
+                if not low <= len(other) <= high:
                     continue  # sizes alone rule the pair out
-                score = _jaccard(words, other)
+                # Jaccard similarity, inline: this runs for every candidate pair
+                shared = len(words & other)
+                score = shared / (size + len(other) - shared)
                 if score >= threshold and (best is None or score > best[1]):
                     best = (j, score)
             index.setdefault(word, []).append(i)

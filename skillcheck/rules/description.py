@@ -5,9 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from skillcheck import fix as autofix
 from skillcheck.model import Finding, Frontmatter, Impact, Node, Outcome, Severity, Skill
-from skillcheck.rules.base import Context, key_span, rule, usable_frontmatter, value_span
+from skillcheck.rules.base import (
+    Context,
+    fixes,
+    key_span,
+    rule,
+    usable_frontmatter,
+    value_span,
+)
 from skillcheck.targets import TARGETS, impact, impacts, where
 
 DEFAULT_MIN_CHARS = 40
@@ -415,7 +421,7 @@ def description_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 "agentskills": impact(Outcome.OK, Severity.WARNING),
                 "skills-ref": impact(Outcome.OK, Severity.WARNING),
             },
-            fix=autofix.strip_description(skill.doc, node),
+            fix=fixes().strip_description(skill.doc, node),
         )
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from skillcheck import fix as autofix
 from skillcheck.model import Finding, Impact, Outcome, Severity, Skill
-from skillcheck.rules.base import Context, rule
+from skillcheck.rules.base import Context, fixes, rule
 from skillcheck.targets import every, impact, where
 
 
@@ -46,7 +45,7 @@ def byte_order_mark(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 "SKILL.md starts with a UTF-8 byte order mark; save it as UTF-8 without BOM",
                 span=issue.span,
                 impact=select,
-                fix=autofix.remove_bom(doc),
+                fix=fixes().remove_bom(doc),
             )
 
 
@@ -85,7 +84,7 @@ def line_endings(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 f"SKILL.md has {issue.detail}; convert it to LF (git: * text=auto eol=lf)",
                 span=issue.span,
                 impact=select,
-                fix=autofix.normalize_newlines(doc),
+                fix=fixes().normalize_newlines(doc),
             )
 
 

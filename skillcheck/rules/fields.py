@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from skillcheck import fix as autofix
 from skillcheck.model import (
     Finding,
     Frontmatter,
@@ -18,7 +17,14 @@ from skillcheck.model import (
     Skill,
     Span,
 )
-from skillcheck.rules.base import Context, key_span, rule, usable_frontmatter, value_span
+from skillcheck.rules.base import (
+    Context,
+    fixes,
+    key_span,
+    rule,
+    usable_frontmatter,
+    value_span,
+)
 from skillcheck.targets import TARGETS, impact, impacts
 
 
@@ -174,7 +180,7 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
             span=node.span,
             impact=select,
             help=f"allowed-tools: {' '.join(items)}",
-            fix=autofix.allowed_tools_string(skill.doc, fm, items),
+            fix=fixes().allowed_tools_string(skill.doc, fm, items),
         )
     elif node.kind == "mapping":
         yield Finding(
@@ -189,7 +195,7 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
             span=value_span(node, index, 1),
             impact=select,
             help="allowed-tools: " + " ".join(split_tools(node.value)),
-            fix=autofix.allowed_tools_string(skill.doc, fm, split_tools(node.value)),
+            fix=fixes().allowed_tools_string(skill.doc, fm, split_tools(node.value)),
         )
 
 

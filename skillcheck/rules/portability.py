@@ -21,11 +21,15 @@ _RESERVED = frozenset(
 _WINDOWS_CHARS = re.compile(r'[<>:"|?*\\]')
 
 
-def _entries(skill: Skill) -> Iterator[tuple[SkillFile, str]]:
-    tree = tree_of(skill)
-    for entry in skill.files:
-        if tree.owned(entry.rel):
-            yield entry, entry.rel.rpartition("/")[2]
+def _entries(skill: Skill) -> list[tuple[SkillFile, str]]:
+    """(entry, its name) for the skill's own entries; listed once, shared by the rules here."""
+    key = ("portability", "entries")
+    entries = skill.derived.get(key)
+    if entries is None:
+        tree = tree_of(skill)
+        entries = [(e, e.rel.rpartition("/")[2]) for e in skill.files if tree.owned(e.rel)]
+        skill.derived[key] = entries
+    return entries
 
 
 def _kind(entry: SkillFile) -> str:
@@ -199,6 +203,8 @@ def trailing_dot_or_space(skill: Skill, ctx: Context) -> Iterator[Finding]:
 )
 def unprintable_name(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for entry, name in _entries(skill):
+        if name.isascii() and name.isprintable():
+            continue  # no control character (ASCII's are exactly its unprintables), no \xNN
         undecodable = any(0xDC80 <= ord(ch) <= 0xDCFF for ch in name)
         control = any(unicodedata.category(ch) == "Cc" for ch in name)
         if not (undecodable or control):
@@ -244,6 +250,8 @@ def unprintable_name(skill: Skill, ctx: Context) -> Iterator[Finding]:
 )
 def non_nfc_name(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for entry, name in _entries(skill):
+        if name.isascii():
+            continue  # ASCII is always NFC
         if any(0xDC80 <= ord(ch) <= 0xDCFF for ch in name):
             continue  # SK908
         if not unicodedata.is_normalized("NFC", name):

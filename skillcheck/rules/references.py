@@ -10,7 +10,6 @@ resolves paths the same way.
 
 from __future__ import annotations
 
-import html
 import posixpath
 import re
 from collections.abc import Callable, Iterator
@@ -86,7 +85,10 @@ def documents(skill: Skill) -> list[Doc]:
 def doc_text(skill: Skill, doc: Doc) -> str | None:
     if doc.entry is None:
         return skill.doc.body if skill.doc else None
-    return markdown.text_of(skill, doc.entry)
+    text = markdown.text_of(skill, doc.entry)
+    # a binary file named .md (a NUL in its first 8 KiB, as git decides) holds no links or
+    # paths: random bytes would otherwise read as Windows paths
+    return None if text is None or "\x00" in text[:8192] else text
 
 
 def parsed(skill: Skill, doc: Doc) -> Markdown | None:
@@ -156,6 +158,8 @@ def _candidates(tree: Tree, doc: Doc, text: str) -> list[tuple[LinkUse, bool]]:
             if use is not None:
                 out.append((use, _REWRITTEN.search(dest) is None))
     if "<" in text and "=" in text:
+        import html  # not on the start-up path: few skills write HTML links
+
         for match in markdown.ATTR_LINK_RE.finditer(text):
             use = _use(tree, doc, html.unescape(markdown.attr_value(match)[0]), None)
             if use is not None:
@@ -611,9 +615,9 @@ def _quick_anchor(skill: Skill, rel: str, text: str | None, frag: str) -> bool:
     """Whether the anchor is certainly in the file ``rel`` without parsing it."""
     key = ("references", "quick-anchors", rel)
     if key not in skill.derived:
-        skill.derived[key] = markdown.quick_anchors(text) if text else None
+        skill.derived[key] = markdown.QuickAnchors(text) if text else None
     anchors = skill.derived[key]
-    return anchors is not None and frag.lower() in anchors
+    return anchors is not None and anchors.has(frag.lower())
 
 
 def _text_at(skill: Skill, rel: str) -> str | None:

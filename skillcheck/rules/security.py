@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillcheck import markdown
+from skillcheck.lazy import LazyPattern
 from skillcheck.load import read_file, read_text
 from skillcheck.model import Finding, Pos, Severity, Skill, SkillFile, Span
 from skillcheck.rules.base import Context, rule
@@ -94,9 +95,10 @@ def _capped(findings: Iterator[Finding], what: str) -> Iterator[Finding]:
 _BIDI = "\u202a-\u202e\u2066-\u2069"
 _ZERO_WIDTH = "\u200b-\u200d\u2060\ufeff"
 _TAGS = "\U000e0000-\U000e007f"
-_HIDDEN = re.compile(f"(?P<tags>[{_TAGS}]+)|(?P<other>[{_BIDI}{_ZERO_WIDTH}]+)")
+# compiled on first use (wide classes: milliseconds at every start-up otherwise)
+_HIDDEN = LazyPattern(f"(?P<tags>[{_TAGS}]+)|(?P<other>[{_BIDI}{_ZERO_WIDTH}]+)")
 # one character class, for the test whether a file has any: ~8x faster than _HIDDEN's groups
-_ANY_HIDDEN = re.compile(f"[{_TAGS}{_BIDI}{_ZERO_WIDTH}]")
+_ANY_HIDDEN = LazyPattern(f"[{_TAGS}{_BIDI}{_ZERO_WIDTH}]")
 _JOINERS = frozenset("\u200c\u200d")
 _BLACK_FLAG = "\U0001f3f4"
 
@@ -571,7 +573,7 @@ _PIPE_TO_SHELL = re.compile(
 _FETCH = re.compile(r"\b(?:curl|wget)\b")
 _FETCH_PS = re.compile(r"(?i)\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|curl|wget)\b")
 # forms without a pipe, each anchored on its own literal start
-_SUBSTITUTED = re.compile(
+_SUBSTITUTED = LazyPattern(
     # sh <(curl …)  /  sh -c "$(curl …)"
     # (tails are bounded: an unclosed `$(curl` repeated on a long line stays linear)
     r"\b(?:ba|z)?sh\s+(?:-s\s+)?<\(\s*(?:curl|wget)\b[^\n)]{0,500}\)"

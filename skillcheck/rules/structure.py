@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
-from skillcheck import fix as autofix
 from skillcheck.model import (
     Finding,
     Frontmatter,
@@ -17,7 +15,7 @@ from skillcheck.model import (
     Skill,
     Span,
 )
-from skillcheck.rules.base import Context, first_line_span, rule, usable_frontmatter
+from skillcheck.rules.base import Context, first_line_span, fixes, rule, usable_frontmatter
 from skillcheck.targets import SPEC_FIELDS, TARGETS, every, impact, titles, where
 
 
@@ -96,7 +94,7 @@ def skill_md_unreadable(skill: Skill, ctx: Context) -> Iterator[Finding]:
             help="make SKILL.md a regular, readable file inside the skill directory",
         )
         return
-    if path is not None and path.is_symlink():
+    if path is not None and _is_symlink(skill, path):
         yield Finding(
             f"{path.name} is a symlink to {_readlink(path)!r}; zip uploads, Windows checkouts and"
             " copies may lose it",
@@ -104,6 +102,12 @@ def skill_md_unreadable(skill: Skill, ctx: Context) -> Iterator[Finding]:
             severity=Severity.WARNING,
             help="replace the link with the file itself",
         )
+
+
+def _is_symlink(skill: Skill, path) -> bool:
+    """What the walk saw (no second lstat per skill), or the file system if it did not list it."""
+    entry = skill.file(path.name) if path.parent == skill.root else None
+    return entry.kind == "symlink" if entry is not None else path.is_symlink()
 
 
 def _readlink(path) -> str:
@@ -471,18 +475,19 @@ def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     extra = set(ctx.option("extra-fields", ()) or ())
     all_known = set().union(*(t.known_fields for t in TARGETS.values()))
+    near_of = {n: _near_miss(n) for n in fm.fields if n not in SPEC_FIELDS}  # difflib: once
     # only keys no runtime reads and the team did not allow move safely under metadata
     movable = [
         n
         for n in fm.fields
-        if n not in all_known | extra and _near_miss(n) is None and n in fm.values  # not `<<`
+        if n not in all_known | extra and near_of[n] is None and n in fm.values  # not `<<`
     ]
-    move, moved = autofix.move_to_metadata(skill.doc, fm, movable) if movable else (None, [])
+    move, moved = fixes().move_to_metadata(skill.doc, fm, movable) if movable else (None, [])
     moved = set(moved)  # looked up once per key: a list made 20,000 keys quadratic
     for name, (key, _value) in fm.fields.items():
         if name in SPEC_FIELDS:
             continue
-        near = _near_miss(name)
+        near = near_of[name]
         if near is not None and name not in all_known and name not in extra:
             yield Finding(
                 f"unknown key {name!r}; did you mean {near!r}?",
@@ -520,6 +525,8 @@ def _near_miss(name: str) -> str | None:
     lowered = name.lower().replace("_", "-")
     if lowered in SPEC_FIELDS:
         return lowered
+    import difflib  # only for names that are not spec fields
+
     close = difflib.get_close_matches(lowered, sorted(SPEC_FIELDS), n=1, cutoff=0.8)
     return close[0] if close else None
 
@@ -851,7 +858,7 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
             f' "{node.value}"',
             span=node.span,
             impact=select,
-            fix=autofix.quote_scalar(skill.doc, fm, node),
+            fix=fixes().quote_scalar(skill.doc, fm, node),
         )
 
 
@@ -933,7 +940,7 @@ def delimiter_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
                     "agentskills": Impact(Outcome.OK, Severity.WARNING),
                     "claude-api": impact(Outcome.REJECTED),
                 },
-                fix=autofix.strip_delimiter_whitespace(skill.doc, line),
+                fix=fixes().strip_delimiter_whitespace(skill.doc, line),
             )
 
 
