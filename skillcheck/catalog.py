@@ -96,6 +96,10 @@ class CatalogError(Exception):
     """A skill cannot be catalogued or shipped. The message is one line and names the file."""
 
 
+class VanishedError(CatalogError):
+    """A file the walk listed is gone (the skill is being edited)."""
+
+
 # --- digests (RFC "Integrity and Verification") ----------------------------------------------
 
 
@@ -210,6 +214,12 @@ def open_in_root(root: Path, rel: str) -> int:
                 if stat.S_ISLNK(os.lstat(current).st_mode):
                     raise CatalogError(f"{current}: is a symbolic link")
             ffd = os.open(current, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        # listed by the walk, gone now: the skill is being edited; never pack half of it
+        raise VanishedError(
+            f"{root / rel}: vanished after it was listed: the skill changed since the manifest"
+            " was built; pack again once it is stable"
+        ) from None
     except OSError as exc:
         raise CatalogError(f"{root / rel}: cannot open: {exc.strerror or exc}") from None
     st = os.fstat(ffd)
@@ -481,7 +491,12 @@ def skill_entry(
     refs = skill_references(skill, rels)
     file_entries: list[dict[str, Any]] = []
     for f in files:
-        data = read_shipped(skill, f)
+        try:
+            data = read_shipped(skill, f)
+        except VanishedError:
+            if f.rel == SKILL_FILE:
+                raise
+            continue  # gone since the walk (an editor's temp file): not part of the skill now
         file_entries.append(
             {
                 "path": f.rel,

@@ -349,3 +349,31 @@ def test_reincluding_an_unwalked_directory_is_an_error(tmp_path: Path) -> None:
     )
     with pytest.raises(CatalogError, match="was not walked"):
         shipped_files(load(root))
+
+
+def test_a_file_vanishing_after_the_walk_is_left_out_of_the_catalog_and_pack_refuses(
+    tmp_path: Path,
+) -> None:
+    """An editor's temp file renamed away between the walk and the read: the catalog describes
+    what exists; pack (which re-reads every file) refuses instead of shipping a changed skill."""
+    from skillcheck.bundle import BundleError, pack_bundle
+    from skillcheck.catalog import build_manifest
+    from skillcheck.lint import Settings, lint
+
+    root = tmp_path / "skills"
+    skill_dir = root / "pdf-tools"
+    (skill_dir / "references").mkdir(parents=True)
+    (skill_dir / "SKILL.md").write_text(
+        "---\nname: pdf-tools\ndescription: Extracts text from PDF files. Use when the user asks"
+        " about PDFs.\n---\n# Steps\n\nRead [the guide](references/guide.md).\n"
+    )
+    (skill_dir / "references" / "guide.md").write_text("# Guide\n")
+    (skill_dir / ".SKILL.md.tmp").write_text("half-written\n")
+    result = lint([root], Settings())
+    (skill_dir / ".SKILL.md.tmp").unlink()
+    manifest = build_manifest(result.skills, root, generator="skillcheck test")
+    paths = [f["path"] for f in manifest["skills"][0]["files"]]
+    assert paths == ["SKILL.md", "references/guide.md"]
+    with pytest.raises(BundleError, match="changed since the manifest was built"):
+        pack_bundle(result.skills, manifest, tmp_path / "out.tar.gz")
+    assert not (tmp_path / "out.tar.gz").exists()
