@@ -133,7 +133,6 @@ def build_settings(
     ignore: list[str] | None = None,
     strict: bool | None = None,
     tokenizer: str | None = None,
-    jobs: int | None = None,
 ):
     """Merge the configuration and the command line (which wins) into lint Settings."""
     from skillcheck.lint import Settings
@@ -192,5 +191,4 @@ def build_settings(
         per_path_ignores=per_path,
         exclude=list(config.get("exclude", [])),
         config_root=config.root,
-        jobs=jobs or 1,
     )

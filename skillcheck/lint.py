@@ -56,7 +56,6 @@ class Settings:
     exclude: list[str] = field(default_factory=list)
     config_root: Path | None = None
     respect_gitignore: bool = True
-    jobs: int = 1
 
     def enabled(self) -> list[Rule]:
         rules = all_rules()
