@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from skillcheck.model import Finding, Frontmatter, Node, Pos, Severity, Skill, Span
+from skillcheck.model import Frontmatter, Node, Pos, Severity, Skill, Span
 from skillcheck.targets import TARGETS, Target
 
 
@@ -138,10 +138,6 @@ def rule(
 
 def registry() -> dict[str, Rule]:
     return _REGISTRY
-
-
-def skill_rule_findings(rule_: Rule, skill: Skill, ctx: Context) -> Iterator[Finding]:
-    yield from rule_.check(skill, ctx)
 
 
 # --- helpers shared by the rule families -------------------------------------------------
