@@ -8,16 +8,28 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO, TypeVar
+
+T = TypeVar("T")
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def write_atomic_stream(
+    path: Path, write: Callable[[BinaryIO], T], *, mode: int | None = None
+) -> T:
+    """Call ``write`` with a temporary file (opened ``w+b``) beside ``path``, then put it in
+    place; return what ``write`` returned. On any failure, or an interrupt, the temporary
+    file is removed and ``path`` is left as it was.
+
+    ``mode`` defaults to the existing file's mode, else what the umask gives a new file.
+    """
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        with os.fdopen(fd, "w+b") as handle:
+            result = write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         if mode is None:
@@ -30,6 +42,11 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # best effort: the original error is what matters
             os.unlink(tmp)
         raise
+    return result
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    write_atomic_stream(path, lambda handle: handle.write(data), mode=mode)

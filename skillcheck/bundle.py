@@ -33,7 +33,6 @@ Every read re-checks the file's digest against the verified manifest.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
 import io
@@ -240,32 +239,27 @@ def _write_zip(
 
 
 def _atomic_write(output: Path, write: Callable[[BinaryIO], None]) -> str:
-    """Write ``output`` through a temporary file beside it, then rename; return its digest.
+    """Write ``output`` atomically (mode 0644) and return its digest.
 
     A failure (or an interrupt) removes the temporary file and leaves ``output`` as it was.
     """
+    from skillcheck.atomic import write_atomic_stream
+
     parent = output.parent
     if not parent.is_dir():
         raise BundleError(f"{parent}: directory does not exist")
     if output.is_dir():
         raise BundleError(f"{output}: is a directory")
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{output.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w+b") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-            f.seek(0)
-            digest = hashlib.sha256()
-            while chunk := f.read(_CHUNK):
-                digest.update(chunk)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, output)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return "sha256:" + digest.hexdigest()
+
+    def write_and_hash(f: BinaryIO) -> str:
+        write(f)
+        f.seek(0)
+        digest = hashlib.sha256()
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+        return "sha256:" + digest.hexdigest()
+
+    return write_atomic_stream(output, write_and_hash, mode=0o644)
 
 
 @dataclass
