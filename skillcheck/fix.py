@@ -649,8 +649,7 @@ def unified_diff(plans: Iterable[FilePlan], cwd: Path) -> str:
     Control characters (a CR, a BOM, an escape sequence in the skill) are shown escaped,
     so the preview cannot drive the terminal; apply fixes with ``--fix``.
     """
-    from skillcheck.lint import display_path
-    from skillcheck.report import inert_lines, safe
+    from skillcheck.report import display_path, inert_lines, safe
 
     out: list[str] = []
     for plan in plans:
@@ -684,8 +683,7 @@ class FixReport:
 
     def messages(self, cwd: Path) -> list[str]:
         """One line per file that could not be fixed, for stderr."""
-        from skillcheck.lint import display_path
-        from skillcheck.report import safe
+        from skillcheck.report import display_path, safe
 
         return [
             f"skillcheck: error: {safe(display_path(path, cwd))}: not fixed: {reason}"

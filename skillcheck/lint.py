@@ -20,6 +20,7 @@ from typing import Any
 from skillcheck.discover import Discovery, Problem, discover
 from skillcheck.load import load_skill
 from skillcheck.model import Diagnostic, Finding, Impact, Outcome, Severity, Skill, Span
+from skillcheck.report import display_path
 from skillcheck.rules import Context, Rule, all_rules
 from skillcheck.targets import DEFAULT_TARGETS, TARGETS
 
@@ -96,15 +97,6 @@ class LintResult:
         for d in self.diagnostics:
             out[d.severity] += 1
         return out
-
-
-def display_path(path: Path, cwd: Path | None = None) -> str:
-    """A path relative to the current directory when it lies below it, else absolute."""
-    base = cwd or Path.cwd()
-    try:
-        return path.relative_to(base).as_posix() or "."
-    except ValueError:
-        return path.as_posix()
 
 
 def make_diagnostic(

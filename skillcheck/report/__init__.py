@@ -85,12 +85,18 @@ def render(fmt: str, result, options: ReportOptions) -> str:
     return module.render(result, options)
 
 
-def rel(path: Path, cwd: Path) -> str:
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """A path relative to the current directory when it lies below it, else absolute."""
+    base = cwd or Path.cwd()
     try:
-        shown = path.relative_to(cwd).as_posix() or "."
+        return path.relative_to(base).as_posix() or "."
     except ValueError:
-        shown = path.as_posix()
-    return display(shown)
+        return path.as_posix()
+
+
+def rel(path: Path, cwd: Path) -> str:
+    """``display_path`` made encodable for any output."""
+    return display(display_path(path, cwd))
 
 
 def repository_root(cwd: Path) -> Path:
