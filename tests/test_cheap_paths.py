@@ -58,19 +58,21 @@ def test_linting_one_clean_skill_imports_nothing_it_does_not_need(tmp_path: Path
     assert _loaded(modules, NOT_NEEDED) == []
 
 
-def test_a_broken_link_is_parsed_and_reported(tmp_path: Path) -> None:
-    """The other side of the shortcut: a destination that may be broken gets a real parse
-    (so the probe above can see the parser when it is imported)."""
+def test_a_broken_link_is_reported_parsed_only_when_the_scan_cannot_read_it(
+    tmp_path: Path,
+) -> None:
+    """The other side of the shortcut: a destination that may be broken is read exactly,
+    by the cheap link scan when it can (no parser), else by a real parse (so the probe above
+    can see the parser when it is imported)."""
     [skill] = generate(tmp_path, 1)
     text = (skill / "SKILL.md").read_text(encoding="utf-8")
-    (skill / "SKILL.md").write_text(
-        text.replace("(references/api.md)", "(references/apl.md)"), encoding="utf-8"
-    )
-    out, modules = _lint_in_fresh_interpreter(
-        "lint", "--isolated", str(skill / "SKILL.md"), cwd=tmp_path
-    )
-    assert "SK501" in out and "references/apl.md" in out
-    assert "markdown_it" in modules
+    for link, parsed in (("(references/apl.md)", False), ('(references/apl.md "API")', True)):
+        (skill / "SKILL.md").write_text(text.replace("(references/api.md)", link), encoding="utf-8")
+        out, modules = _lint_in_fresh_interpreter(
+            "lint", "--isolated", str(skill / "SKILL.md"), cwd=tmp_path
+        )
+        assert "SK501" in out and "references/apl.md" in out
+        assert ("markdown_it" in modules) is parsed
 
 
 ASCII = st.text(st.characters(min_codepoint=0, max_codepoint=127), max_size=40)

@@ -15,10 +15,11 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote
 
 from skillcheck import markdown
-from skillcheck.markdown import Link, Markdown, Segment
+from skillcheck.markdown import Link, Markdown, Outline, Segment
 from skillcheck.model import (
     WHOLE_FILE,
     Finding,
@@ -97,6 +98,14 @@ def parsed(skill: Skill, doc: Doc) -> Markdown | None:
     return markdown.for_file(skill, doc.entry)
 
 
+def _links(skill: Skill, doc: Doc) -> list[Link] | None:
+    """The file's links, from the cheap scan when it can read the text exactly."""
+    if not FAST_PATHS:
+        md = parsed(skill, doc)
+        return None if md is None else md.links
+    return markdown.links_for(skill, doc.entry)
+
+
 @dataclass
 class LinkUse:
     """One link destination of one Markdown file, resolved inside the skill."""
@@ -144,27 +153,28 @@ _REWRITTEN = re.compile(r"[\\&()]")
 
 
 def _candidates(tree: Tree, doc: Doc, text: str) -> list[tuple[LinkUse, bool]]:
-    """(use, plain) for every possible destination; ``plain`` when it reads the same to
-    CommonMark as to the regular expression."""
-    out: list[tuple[LinkUse, bool]] = []
+    """(use, plain) for every possible destination (each once); ``plain`` when it reads the
+    same to CommonMark as to the regular expression."""
+    # each destination once: files link to the same place many times
+    seen: dict[tuple[str, bool], LinkUse | None] = {}
     for pattern in (_INLINE_DEST, _DEF_DEST):
         if (pattern is _INLINE_DEST and "](" not in text) or (
-            pattern is _DEF_DEST and "]:" not in text
+            pattern is _DEF_DEST and not markdown.has_colon_after_bracket(text)
         ):
             continue
         for match in pattern.finditer(text):
             dest = match.group("angle") if match.group("angle") is not None else match["bare"]
-            use = _use(tree, doc, dest, None)
-            if use is not None:
-                out.append((use, _REWRITTEN.search(dest) is None))
+            key = (dest, _REWRITTEN.search(dest) is None)
+            if key not in seen:
+                seen[key] = _use(tree, doc, dest, None)
     if "<" in text and "=" in text:
         import html  # not on the start-up path: few skills write HTML links
 
         for match in markdown.ATTR_LINK_RE.finditer(text):
-            use = _use(tree, doc, html.unescape(markdown.attr_value(match)[0]), None)
-            if use is not None:
-                out.append((use, True))
-    return out
+            dest = html.unescape(markdown.attr_value(match)[0])
+            if (dest, True) not in seen:
+                seen[(dest, True)] = _use(tree, doc, dest, None)
+    return [(use, plain) for (_, plain), use in seen.items() if use is not None]
 
 
 def written_as_path(rel: str, text: str, directory: bool = False) -> bool:
@@ -273,17 +283,32 @@ def analysis(skill: Skill) -> Analysis:
         items = found[doc.rel]
         if FAST_PATHS and not any(not plain or _suspect(skill, use, known) for use, plain in items):
             continue
-        md = parsed(skill, doc)
-        if md is None:
-            continue
-        for link in md.links:
-            if link.kind in ("reference", "autolink"):  # a reference's definition is checked
-                continue
-            use = _use(tree, doc, link.dest, link)
-            if use is not None:
-                result.uses.append(use)
+        result.uses += _link_uses(tree, doc, _links(skill, doc) or ())
     skill.derived[key] = result
     return result
+
+
+def _link_uses(tree: Tree, doc: Doc, links: list[Link] | tuple[()]) -> list[LinkUse]:
+    """The uses of a file's links, each destination resolved once. Reference uses and
+    autolinks are left out: a reference's definition is checked, autolinks are URLs."""
+    out: list[LinkUse] = []
+    resolved: dict[str, LinkUse | None] = {}
+    for link in links:
+        if link.kind in ("reference", "autolink"):
+            continue
+        if link.dest in resolved:
+            same = resolved[link.dest]
+            if same is not None:
+                out.append(
+                    LinkUse(
+                        doc, link, same.written, same.path, same.fragment, same.res, same.backslash
+                    )
+                )
+            continue
+        use = resolved[link.dest] = _use(tree, doc, link.dest, link)
+        if use is not None:
+            out.append(use)
+    return out
 
 
 def _suspect(skill: Skill, use: LinkUse, known: Mentions) -> bool:
@@ -299,7 +324,7 @@ def _suspect(skill: Skill, use: LinkUse, known: Mentions) -> bool:
     if res.status != "found" or res.entry is None or not markdown.is_markdown(res.rel):
         return False
     if frag is not None and not _quick_anchor(skill, res.rel, _text_at(skill, res.rel), frag):
-        target = _markdown_at(skill, res.rel)
+        target = _outline_at(skill, res.rel)
         if target is None or not target.has_anchor(frag):
             return True
     skill_md = skill.skill_md.name if skill.skill_md is not None else None
@@ -315,27 +340,25 @@ def checked_uses(skill: Skill) -> list[LinkUse]:
     return analysis(skill).uses
 
 
-def link_uses(skill: Skill) -> list[LinkUse]:
-    """Every link of every Markdown file of the skill, resolved (for the catalog's
-    ``references``). Files with a possible destination are parsed, once per run, shared with
-    the rules."""
-    key = ("references", "all-links")
+def skill_md_link_uses(skill: Skill) -> list[LinkUse]:
+    """Every link of SKILL.md's body, resolved (for the catalog's ``references``): links,
+    images, reference definitions and HTML ``href``/``src``, not reference uses or
+    autolinks. Shared with the rules when lint read them in this process; a body whose raw
+    text holds no possible destination is not read at all."""
+    key = ("references", "skill-md-links")
     if key in skill.derived:
         return skill.derived[key]
-    result = analysis(skill)
-    tree = tree_of(skill)
-    parsed_docs = {use.doc.rel for use in result.uses}
-    uses = list(result.uses)
-    for doc in documents(skill):
-        if doc.rel in parsed_docs or not result.candidates.get(doc.rel):
-            continue
-        md = parsed(skill, doc)
-        for link in md.links if md is not None else ():
-            if link.kind in ("reference", "autolink"):
-                continue
-            use = _use(tree, doc, link.dest, link)
-            if use is not None:
-                uses.append(use)
+    docs = documents(skill)
+    uses: list[LinkUse] = []
+    if docs and docs[0].is_skill_md:
+        doc = docs[0]
+        checked = skill.derived.get(("references", "analysis"))  # lint's, when it ran here
+        if checked is not None and any(use.doc is doc for use in checked.uses):
+            uses = [use for use in checked.uses if use.doc is doc]
+        else:
+            text = doc_text(skill, doc)
+            if not FAST_PATHS or (text and markdown.may_have_links(text)):
+                uses = _link_uses(tree_of(skill), doc, _links(skill, doc) or ())
     skill.derived[key] = uses
     return uses
 
@@ -580,15 +603,19 @@ def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
         if not frag or frag.startswith(":~:"):
             continue
         if use.res is None:
-            target, name = parsed(skill, use.doc), use.doc.rel
+            if FAST_PATHS and _quick_anchor(skill, use.doc.rel, doc_text(skill, use.doc), frag):
+                continue
+            target, name = _outline(skill, use.doc), use.doc.rel
         else:
             res = use.res
             if res.status != "found" or res.entry is None or use.backslash:
                 continue
             if not markdown.is_markdown(res.rel) or res.entry.kind not in ("file", "symlink"):
                 continue
+            if FAST_PATHS and _quick_anchor(skill, res.rel, _text_at(skill, res.rel), frag):
+                continue
             name = res.rel
-            target = _markdown_at(skill, res.rel)
+            target = _outline_at(skill, res.rel)
         if target is None or target.has_anchor(frag):
             continue
         if target.truncated:
@@ -629,13 +656,24 @@ def _text_at(skill: Skill, rel: str) -> str | None:
     return markdown.text_of(skill, entry)
 
 
-def _markdown_at(skill: Skill, rel: str) -> Markdown | None:
-    if skill.skill_md is not None and skill.skill_md.name == rel:
-        return markdown.for_body(skill)
-    entry = tree_of(skill).entries.get(rel)
-    if entry is None or entry.kind != "file":
-        return None
-    return markdown.for_file(skill, entry)
+def _outline_at(skill: Skill, rel: str) -> Outline | None:
+    """Headings and links of the skill's Markdown file ``rel`` (SKILL.md: its body)."""
+    entry: SkillFile | None = None
+    if skill.skill_md is None or skill.skill_md.name != rel:
+        entry = tree_of(skill).entries.get(rel)
+        if entry is None or entry.kind != "file":
+            return None
+    if not FAST_PATHS:
+        md = markdown.for_body(skill) if entry is None else markdown.for_file(skill, entry)
+        return None if md is None else markdown.outline_of(md)
+    return markdown.outline_for(skill, entry)
+
+
+def _outline(skill: Skill, doc: Doc) -> Outline | None:
+    if not FAST_PATHS:
+        md = parsed(skill, doc)
+        return None if md is None else markdown.outline_of(md)
+    return markdown.outline_for(skill, doc.entry)
 
 
 def _closest(word: str, choices: list[str]) -> str | None:
@@ -701,6 +739,9 @@ def nested_reference(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 
 def _resource_candidates(skill: Skill) -> list[SkillFile]:
+    key = ("references", "resource-candidates")
+    if key in skill.derived:
+        return skill.derived[key]
     tree = tree_of(skill)
     out = []
     for entry in skill.files:
@@ -716,6 +757,7 @@ def _resource_candidates(skill: Skill) -> list[SkillFile]:
         ):
             continue
         out.append(entry)
+    skill.derived[key] = out
     return out
 
 
@@ -867,9 +909,8 @@ _TEST_FILE = re.compile(
 # --- paths written in the text ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Hit:
-    """A path found in a piece of text: ``text[start:end]``."""
+class Hit(NamedTuple):
+    """A path found in a piece of text: ``text[start:end]`` (a tuple: made by the thousand)."""
 
     start: int
     end: int
@@ -880,10 +921,10 @@ class Hit:
 Finder = Callable[[str], Iterator[Hit]]
 
 
-def _link_columns(md: Markdown) -> dict[int, list[tuple[int, int]]]:
+def _link_columns(links: list[Link]) -> dict[int, list[tuple[int, int]]]:
     """Columns covered by link destinations and autolinks, by line."""
     covered: dict[int, list[tuple[int, int]]] = {}
-    for link in md.links:
+    for link in links:
         span = link.span
         if span.start.line == span.end.line:
             covered.setdefault(span.start.line, []).append((span.start.column, span.end.column))
@@ -901,23 +942,52 @@ def _scan(
     outside link destinations.
 
     The raw text is searched first: its hits are a superset of the segments' (code blocks
-    and link destinations included), so when ``suspect`` clears every one of them the file
-    is not parsed at all.
+    and link destinations included, at the same places), so when ``suspect`` clears every
+    one of them, or every one it does not clear lies in a link destination (a link to a
+    missing file is SK501's, not a mention), the file is not parsed at all.
     """
     for doc in documents(skill):
         text = doc_text(skill, doc)
         if not text:
             continue
-        if FAST_PATHS and not any(suspect(doc, hit) for hit in find(text)):
+        if FAST_PATHS and (
+            not any(suspect(doc, hit) for hit in find(text))
+            or _only_in_destinations(skill, doc, find, suspect)
+        ):
             continue
         md = parsed(skill, doc)
         if md is None:
             continue
-        covered = _link_columns(md)
+        covered = _link_columns(md.links)
         for segment in md.segments:
             for hit in find(segment.text):
                 if not _covered(covered, segment.line, segment.column + hit.start):
                     yield doc, segment, hit
+
+
+def _only_in_destinations(
+    skill: Skill, doc: Doc, find: Finder, suspect: Callable[[Doc, Hit], bool]
+) -> bool:
+    """Whether every suspect hit in the file's raw lines starts inside a link destination
+    (where ``_scan`` never reports it). Only links from the cheap scan count: their lines
+    hold text exactly where the raw lines do, which a parse's positions are not always."""
+    source = markdown.source_lines(skill, doc.entry)
+    if source is None:
+        return False
+    lines, first_line = source
+    text = "\n".join(lines)
+    hits = [hit for hit in find(text) if suspect(doc, hit)]
+    links = markdown.fast_links(lines, first_line) if hits else None
+    if not links:
+        return False
+    covered = _link_columns(links)
+    line, line_start = first_line, 0
+    for hit in hits:  # in order: lines are counted once
+        line += text.count("\n", line_start, hit.start)
+        line_start = text.rfind("\n", line_start, hit.start) + 1 or line_start
+        if not _covered(covered, line, hit.start - line_start + 1):
+            return False
+    return True
 
 
 def _word_char(ch: str) -> bool:
@@ -935,9 +1005,12 @@ def find_mentions(text: str) -> Iterator[Hit]:
     for folder in _FOLDER_WORDS:
         start = text.find(folder)
         while start >= 0:
-            match = _MENTION.match(text, start)
-            if match is not None and _starts_path(text, start):
-                hits.append(Hit(start, match.end(), match.group(0), "mention"))
+            before = text[start - 1] if start else " "
+            # _starts_path, inlined for the usual character before a path
+            if before == "/" or not (before.isalnum() or before in _NOT_BEFORE):
+                match = _MENTION.match(text, start)
+                if match is not None and (before != "/" or _starts_path(text, start)):
+                    hits.append(Hit(start, match.end(), match.group(0), "mention"))
             start = text.find(folder, start + 1)
     if len(hits) > 1:
         hits.sort(key=lambda h: h.start)
@@ -945,6 +1018,7 @@ def find_mentions(text: str) -> Iterator[Hit]:
 
 
 _FOLDER_WORDS = tuple(f"{d}/" for d in RESOURCE_DIRS)
+_NOT_BEFORE = frozenset("_./\\~$-")  # with letters and digits: a path does not start here
 
 
 def _starts_path(text: str, start: int) -> bool:
