@@ -40,6 +40,7 @@ import itertools
 import json
 import os
 import posixpath
+import re
 import shutil
 import stat
 import struct
@@ -156,25 +157,24 @@ def _pax_record(key: str, value: str) -> bytes:
     return str(size).encode("ascii") + payload
 
 
-def _ustar_header(name: bytes, size: int, mode: int, mtime: int, typeflag: bytes) -> bytes:
-    def num(value: int, width: int) -> bytes:
-        return b"%0*o\0" % (width - 1, value)
+# A ustar header after its type flag: empty link name, magic and version, empty owner names,
+# devmajor and devminor 0, empty prefix, padding to 512 bytes.
+_USTAR_TAIL = bytes(100) + b"ustar\x0000" + bytes(64) + b"0000000\0" * 2 + bytes(167)
+# the checksum counts its own field as eight spaces
+_USTAR_TAIL_SUM = sum(_USTAR_TAIL) + 8 * ord(" ")
 
-    header = bytearray(_BLOCK)
-    header[0 : len(name)] = name
-    header[100:108] = num(mode, 8)
-    header[108:116] = num(0, 8)  # uid
-    header[116:124] = num(0, 8)  # gid
-    header[124:136] = num(size, 12)
-    header[136:148] = num(mtime, 12)
-    header[148:156] = b" " * 8  # the checksum is computed with its own field as spaces
-    header[156:157] = typeflag
-    header[257:265] = b"ustar\x0000"
-    # uname and gname stay empty (all NUL)
-    header[329:337] = num(0, 8)  # devmajor
-    header[337:345] = num(0, 8)  # devminor
-    header[148:156] = b"%06o\0 " % sum(header)
-    return bytes(header)
+
+def _ustar_header(name: bytes, size: int, mode: int, mtime: int, typeflag: bytes) -> bytes:
+    # name, mode, uid 0, gid 0, size and mtime, each octal field NUL-terminated
+    head = name.ljust(100, b"\0") + b"%07o\0%07o\0%07o\0%011o\0%011o\0" % (
+        mode,
+        0,
+        0,
+        size,
+        mtime,
+    )
+    checksum = sum(head) + typeflag[0] + _USTAR_TAIL_SUM
+    return head + b"%06o\0 " % checksum + typeflag + _USTAR_TAIL
 
 
 def _pad(size: int) -> bytes:
@@ -196,19 +196,76 @@ def _tar_member(name: str, size: int, executable: bool, mtime: int) -> bytes:
     return out + _ustar_header(encoded, size, 0o755 if executable else 0o644, mtime, b"0")
 
 
+# What gzip.GzipFile(filename="", mtime=0) writes first: no file name, a zero time (so the
+# archive does not depend on when or where it was made), the level flag, OS "unknown".
+_GZIP_HEADER = (
+    b"\x1f\x8b\x08\x00\x00\x00\x00\x00"
+    + {9: b"\x02", 1: b"\x04"}.get(GZIP_LEVEL, b"\x00")
+    + b"\xff"
+)
+_FEED = 1 << 20  # bytes handed to zlib at once: few calls, bounded copies
+
+
+class _GzipWriter:
+    """gzip framing around one raw deflate stream, byte for byte what ``gzip.GzipFile``
+    writes with the same settings (deflate's output does not depend on how its input is
+    split). Small writes are gathered into large blocks, so compressing costs what zlib
+    costs."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.deflate = zlib.compressobj(
+            GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0
+        )
+        self.crc = 0
+        self.size = 0
+        self.parts: list[bytes] = []
+        self.pending = 0
+        out.write(_GZIP_HEADER)
+
+    def write(self, data: bytes) -> None:
+        if len(data) >= _FEED:  # a large file goes to zlib as it is, not copied
+            self._flush()
+            self._compress(data)
+            return
+        self.parts.append(data)
+        self.pending += len(data)
+        if self.pending >= _FEED:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.parts:
+            data = b"".join(self.parts)
+            self.parts.clear()
+            self.pending = 0
+            self._compress(data)
+
+    def _compress(self, data: bytes) -> None:
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+        self.out.write(self.deflate.compress(data))
+
+    def close(self) -> None:
+        self._flush()
+        self.out.write(self.deflate.flush())
+        self.out.write(struct.pack("<II", self.crc, self.size & 0xFFFFFFFF))
+
+
 def _write_tar_gz(out: BinaryIO, members: Iterable[tuple[str, bytes, bool]], mtime: int) -> None:
-    # filename="" and mtime=0 keep the gzip header free of names and times
-    with gzip.GzipFile(
-        filename="", mode="wb", compresslevel=GZIP_LEVEL, fileobj=out, mtime=0
-    ) as gz:
-        written = 0
-        for name, data, executable in members:
-            chunk = _tar_member(name, len(data), executable, mtime) + data + _pad(len(data))
-            gz.write(chunk)
-            written += len(chunk)
-        end = 2 * _BLOCK
-        end += -(written + end) % _RECORD
-        gz.write(bytes(end))
+    gz = _GzipWriter(out)
+    written = 0
+    for name, data, executable in members:
+        header = _tar_member(name, len(data), executable, mtime)
+        gz.write(header)
+        gz.write(data)
+        padding = -len(data) % _BLOCK
+        if padding:
+            gz.write(_ZERO_BLOCK[:padding])
+        written += len(header) + len(data) + padding
+    end = 2 * _BLOCK
+    end += -(written + end) % _RECORD
+    gz.write(bytes(end))
+    gz.close()
 
 
 def _zip_date(mtime: int) -> tuple[int, int, int, int, int, int]:
@@ -238,8 +295,9 @@ def _write_zip(
             add(name, data, executable)
 
 
-def _atomic_write(output: Path, write: Callable[[BinaryIO], None]) -> str:
-    """Write ``output`` atomically (mode 0644) and return its digest.
+def _atomic_write(output: Path, write: Callable[[BinaryIO], None], streaming: bool) -> str:
+    """Write ``output`` atomically (mode 0644) and return its digest. ``streaming``: ``write``
+    only ever appends (no seek, no tell), so the digest is taken on the way out.
 
     A failure (or an interrupt) removes the temporary file and leaves ``output`` as it was.
     """
@@ -252,14 +310,26 @@ def _atomic_write(output: Path, write: Callable[[BinaryIO], None]) -> str:
         raise BundleError(f"{output}: is a directory")
 
     def write_and_hash(f: BinaryIO) -> str:
-        write(f)
-        f.seek(0)
-        digest = hashlib.sha256()
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
-        return "sha256:" + digest.hexdigest()
+        if not streaming:  # zipfile seeks back to finish its headers: hash what it left
+            write(f)
+            return _sha256_file(f)
+        hashing = _HashingWriter(f)  # the digest of what is written, without reading it back
+        write(hashing)  # type: ignore[arg-type]
+        return "sha256:" + hashing.digest.hexdigest()
 
     return write_atomic_stream(output, write_and_hash, mode=0o644)
+
+
+class _HashingWriter:
+    """A write-only stream that hashes what passes through it."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.digest = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        return self.out.write(data)
 
 
 @dataclass
@@ -330,8 +400,10 @@ def pack_bundle(
 ) -> str:
     """Write ``skills`` as one reproducible bundle at ``output``; return its digest.
 
-    ``manifest`` is ``catalog.build_manifest(skills, ...)``. Every file is read again and
-    must still match its manifest digest. ``fmt`` is ``"tar.gz"`` or ``"zip"``; ``mtime``
+    ``manifest`` is ``catalog.build_manifest(skills, ...)``. Every member must match its
+    manifest digest: a file comes from the read the manifest was built from when the run
+    still holds those bytes (see ``catalog.read_shipped``), else it is read again, and a
+    file changed since then is refused. ``fmt`` is ``"tar.gz"`` or ``"zip"``; ``mtime``
     defaults to ``default_mtime()``. The file appears atomically or not at all.
     """
     if fmt not in FORMATS:
@@ -354,16 +426,15 @@ def pack_bundle(
     if fmt == "tar.gz":
 
         def write(out: BinaryIO) -> None:
-            _write_tar_gz(
-                out, itertools.chain([(MANIFEST_NAME, manifest_bytes, False)], members()), mtime
-            )
+            entries = itertools.chain([(MANIFEST_NAME, manifest_bytes, False)], members())
+            _write_tar_gz(out, entries, mtime)
 
     else:
 
         def write(out: BinaryIO) -> None:
             _write_zip(out, members(), mtime, manifest_bytes)
 
-    return _atomic_write(output, write)
+    return _atomic_write(output, write, streaming=fmt == "tar.gz")
 
 
 def _is_ours(directory: Path) -> bool:
@@ -915,6 +986,16 @@ class _Checker:
 
 
 _VALIDATOR: Any = None
+_SCHEMA: dict[str, Any] | None = None
+_FAST_CHECK: list[Callable[[Any], bool] | None] = []  # [] until compiled; [None]: cannot be
+
+
+def _schema() -> dict[str, Any]:
+    global _SCHEMA
+    if _SCHEMA is None:
+        schema_path = Path(__file__).parent / "schemas" / "manifest.schema.json"
+        _SCHEMA = json.loads(schema_path.read_text(encoding="utf-8"))
+    return _SCHEMA
 
 
 def _validator() -> Any:
@@ -922,10 +1003,130 @@ def _validator() -> Any:
     if _VALIDATOR is None:
         import jsonschema  # lazy: heavy, and only verify needs it
 
-        schema_path = Path(__file__).parent / "schemas" / "manifest.schema.json"
-        schema = json.loads(schema_path.read_text(encoding="utf-8"))
-        _VALIDATOR = jsonschema.Draft202012Validator(schema)
+        _VALIDATOR = jsonschema.Draft202012Validator(_schema())
     return _VALIDATOR
+
+
+# --- a fast path for the manifest schema -------------------------------------------------------
+#
+# jsonschema walks a 1,000-skill manifest in about a second. The schema uses a handful of
+# keywords, so it is compiled once into plain Python checks that accept a manifest only when
+# jsonschema would (they may refuse more: integers must be ints, not 1.0); anything they refuse
+# goes to jsonschema, which then gives the verdict and the message. A schema using any other
+# keyword gets no fast path at all.
+
+_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$defs", "title", "description"})
+_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "object": lambda x: isinstance(x, dict),
+    "array": lambda x: isinstance(x, list),
+    "string": lambda x: isinstance(x, str),
+    "integer": lambda x: type(x) is int,
+    "boolean": lambda x: type(x) is bool,
+    "null": lambda x: x is None,
+}
+
+
+def _compile_schema(schema: Any, root: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """A check ``f(instance) -> bool`` for ``schema`` (see above), or None when the schema
+    uses something the fast path does not implement."""
+    if not isinstance(schema, dict):
+        return None
+    if schema is not root and "$id" in schema:  # "#/..." would then mean that resource
+        return None
+    checks: list[Callable[[Any], bool]] = []
+    plain_contains = not {"minContains", "maxContains"} & set(schema)  # "at least one"
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key == "type":
+            check = _TYPE_CHECKS.get(value) if isinstance(value, str) else None
+            if check is None:
+                return None
+            checks.append(check)
+        elif key == "$ref":
+            if not isinstance(value, str) or not value.startswith("#/$defs/"):
+                return None
+            name = value.removeprefix("#/$defs/")
+            target = root.get("$defs", {}).get(name)
+            if target is None:
+                return None
+            if name not in defs:
+                defs[name] = None  # a recursive reference fails the compilation below
+                defs[name] = _compile_schema(target, root, defs)
+            ref = defs[name]
+            if ref is None:
+                return None
+            checks.append(ref)
+        elif key == "required" and isinstance(value, list):
+            names = tuple(value)
+            checks.append(lambda x, n=names: not isinstance(x, dict) or all(k in x for k in n))
+        elif key == "properties" and isinstance(value, dict):
+            props = {}
+            for name, sub in value.items():
+                props[name] = _compile_schema(sub, root, defs)
+                if props[name] is None:
+                    return None
+
+            def properties(x: Any, props: dict[str, Any] = props) -> bool:
+                if not isinstance(x, dict):
+                    return True
+                return all(check(x[name]) for name, check in props.items() if name in x)
+
+            checks.append(properties)
+        elif key == "items" and isinstance(value, dict):
+            item = _compile_schema(value, root, defs)
+            if item is None:
+                return None
+            checks.append(lambda x, f=item: not isinstance(x, list) or all(map(f, x)))
+        elif key == "contains" and isinstance(value, dict) and plain_contains:
+            item = _compile_schema(value, root, defs)
+            if item is None:
+                return None
+            checks.append(lambda x, f=item: not isinstance(x, list) or any(map(f, x)))
+        elif key == "const" and isinstance(value, str):
+            checks.append(lambda x, c=value: isinstance(x, str) and x == c)
+        elif key == "pattern" and isinstance(value, str):
+            regex = re.compile(value)  # what jsonschema does: re.search
+            checks.append(lambda x, r=regex: not isinstance(x, str) or r.search(x) is not None)
+        elif key in ("minLength", "maxLength", "minItems") and type(value) is int:
+            kind: type = list if key == "minItems" else str
+            if key == "maxLength":
+                checks.append(lambda x, n=value, k=kind: not isinstance(x, k) or len(x) <= n)
+            else:
+                checks.append(lambda x, n=value, k=kind: not isinstance(x, k) or len(x) >= n)
+        elif key == "minimum" and type(value) is int:
+            checks.append(lambda x, n=value: type(x) is int and x >= n)
+        else:
+            return None
+    return _all_of(checks)
+
+
+def _all_of(checks: list[Callable[[Any], bool]]) -> Callable[[Any], bool]:
+    if not checks:
+        return lambda x: True
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda x: first(x) and second(x)
+    head, rest = checks[0], _all_of(checks[1:])
+    return lambda x: head(x) and rest(x)
+
+
+def _fast_schema_check() -> Callable[[Any], bool] | None:
+    if not _FAST_CHECK:
+        _FAST_CHECK.append(_compile_schema(_schema(), _schema(), {}))
+    return _FAST_CHECK[0]
+
+
+def _schema_error(manifest: Any) -> Any:
+    """jsonschema's best error for ``manifest``, or None when it is valid."""
+    check = _fast_schema_check()
+    if check is not None and check(manifest):
+        return None
+    from jsonschema.exceptions import best_match
+
+    return best_match(_validator().iter_errors(manifest))
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -960,9 +1161,7 @@ def parse_manifest(
         )
     except (ValueError, RecursionError) as exc:
         raise BundleError(f"manifest is not valid JSON: {str(exc).splitlines()[0]}") from None
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_validator().iter_errors(manifest))
+    error = _schema_error(manifest)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         message = " ".join(error.message.split())

@@ -12,6 +12,7 @@ a symlink after the walk cannot make us read outside the skill.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import html
 import itertools
@@ -21,7 +22,7 @@ import posixpath
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,10 +142,11 @@ def path_problem(rel: str) -> str | None:
     """Why ``rel`` is not a safe relative POSIX path for any layout, or None."""
     if not rel:
         return "empty path"
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in rel):
-        return "file name is not valid UTF-8"
-    if any(unicodedata.category(ch) == "Cc" for ch in rel):
-        return "control character in file name"
+    if not (rel.isascii() and rel.isprintable()):  # else neither check below can fail
+        if any(0xD800 <= ord(ch) <= 0xDFFF for ch in rel):
+            return "file name is not valid UTF-8"
+        if any(unicodedata.category(ch) == "Cc" for ch in rel):
+            return "control character in file name"
     if "\\" in rel:
         return "backslash in path"
     if rel.startswith("/") or re.match(r"^[A-Za-z]:", rel):
@@ -249,13 +251,112 @@ def read_in_root(root: Path, rel: str, limit: int = MAX_FILE_BYTES) -> bytes:
 
 
 def read_shipped(skill: Skill, sf: SkillFile) -> bytes:
-    """The content a shipped file contributes (for an in-skill symlink: its target's)."""
-    return read_in_root(skill.root, sf.link_target or sf.rel)
+    """The content a shipped file contributes (for an in-skill symlink: its target's).
+
+    Always read with ``read_in_root``. When lint already holds the very same bytes (SKILL.md's
+    document, ``load.read_file``'s cache), they are kept for the rest of the run at no memory
+    cost, so pack takes the bundle's member from the read the manifest's digest came from
+    instead of reading the file a third time. Bytes lint does not hold are never kept: a
+    catalog of many skills must not hold every file in memory.
+    """
+    rel = sf.link_target or sf.rel
+    key = ("shipped", rel)
+    held = skill.derived.get(key)
+    if held is not None:
+        return held
+    data = read_in_root(skill.root, rel)
+    for copy in _lint_copies(skill, sf, rel):
+        if copy == data:
+            skill.derived[key] = copy
+            return copy
+    return data
 
 
-def _ignore_spec(skill: Skill) -> Any:
+def _lint_copies(skill: Skill, sf: SkillFile, rel: str) -> Iterator[bytes]:
+    """Bytes lint read of ``sf`` (or of its link target), if any: candidates to share."""
+    for key in (sf.rel, rel):
+        copy = skill.contents.get(key)
+        if copy is not None:
+            yield copy
+    if SKILL_FILE in (sf.rel, rel) and skill.doc is not None:
+        yield skill.doc.raw
+
+
+# named groups cannot repeat in one regex: they become plain groups in the union below
+_NAMED_GROUP = "(?P<{}>"
+_UNION_MAX = 1000
+
+
+@functools.lru_cache(maxsize=16)
+def _compile_excludes(lines: tuple[str, ...]) -> tuple[Any, re.Pattern[str] | None]:
+    """The gitignore spec of ``lines`` and a regex matching a path iff any of its patterns
+    does (None when the patterns cannot be united). Cached: almost every skill has the same
+    lines (DEFAULT_EXCLUDES alone), and compiling them costs far more than matching."""
     import pathspec  # lazy: only catalog and pack need it
 
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    sources = []
+    for pattern in spec.patterns:
+        if pattern.include is None:  # a blank line or a comment: matches nothing
+            continue
+        regex = getattr(pattern, "regex", None)
+        if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
+            return spec, None
+        if regex.flags != re.UNICODE:
+            return spec, None
+        source = regex.pattern
+        for name in regex.groupindex:
+            marker = _NAMED_GROUP.format(name)
+            if source.count(marker) != 1:  # the marker also inside a character class?
+                return spec, None
+            source = source.replace(marker, "(?:")
+        sources.append(f"(?:{source})")
+    if len(sources) > _UNION_MAX:  # a huge .skillignore: uniting would cost more than it saves
+        return spec, None
+    try:
+        union = re.compile("|".join(sources) or "(?!)")
+    except re.error:
+        return spec, None
+    return spec, union
+
+
+class _Excludes:
+    """DEFAULT_EXCLUDES and the skill's .skillignore, as git reads them.
+
+    A path no pattern matches is not excluded, whichever way the patterns say it: one search
+    of the united regex settles the common case; a path some pattern matches goes to
+    pathspec for the last-match-wins and negation rules. Directories are looked up once.
+    """
+
+    def __init__(self, spec: Any, union: re.Pattern[str] | None) -> None:
+        from pathspec.util import normalize_file
+
+        self.spec = spec
+        self.union = union
+        self.normalize = normalize_file
+        self.seen: dict[str, bool] = {}
+
+    def _match(self, path: str) -> bool:
+        hit = self.seen.get(path)
+        if hit is None:
+            if self.union is not None and self.union.search(self.normalize(path)) is None:
+                hit = False
+            else:
+                hit = bool(self.spec.match_file(path))
+            self.seen[path] = hit
+        return hit
+
+    def excluded(self, rel: str, is_dir: bool = False) -> bool:
+        # as in git, a path under an excluded directory stays excluded whatever a later `!`
+        # says
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            if self._match("/".join(parts[:i]) + "/"):
+                return True
+        return self._match(rel + ("/" if is_dir else ""))
+
+
+def _ignore_spec(skill: Skill) -> _Excludes:
     lines = list(DEFAULT_EXCLUDES)
     # any directory holding a pyvenv.cfg is a virtualenv, whatever its name
     for f in skill.files:
@@ -267,7 +368,7 @@ def _ignore_spec(skill: Skill) -> Any:
         raw = read_in_root(skill.root, SKILLIGNORE, MAX_SKILLIGNORE_BYTES)
         lines.extend(raw.decode("utf-8", "replace").splitlines())
     try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
+        return _Excludes(*_compile_excludes(tuple(lines)))
     except Exception as exc:  # pathspec raises several types for a malformed pattern
         raise CatalogError(f"{skill.root / SKILLIGNORE}: invalid pattern: {exc}") from None
 
@@ -276,13 +377,8 @@ def _escape_glob(text: str) -> str:
     return re.sub(r"([\\*?\[\]!#])", r"\\\1", text)
 
 
-def _is_excluded(spec: Any, rel: str, is_dir: bool = False) -> bool:
-    # as in git, a path under an excluded directory stays excluded whatever a later `!` says
-    parts = rel.split("/")
-    for i in range(1, len(parts)):
-        if spec.match_file("/".join(parts[:i]) + "/"):
-            return True
-    return bool(spec.match_file(rel + ("/" if is_dir else "")))
+def _is_excluded(spec: _Excludes, rel: str, is_dir: bool = False) -> bool:
+    return spec.excluded(rel, is_dir)
 
 
 _KIND_WORDS = {
@@ -307,8 +403,13 @@ def shipped_files(skill: Skill) -> list[SkillFile]:
     """
     from skillcheck.load import OPAQUE_DIRS  # directories the walk lists but never enters
 
+    # catalog and pack both ask: work it out once per skill and run (a copy each time, so a
+    # caller may change its list)
+    cached = skill.derived.get(("shipped_files",))
+    if cached is not None:
+        return list(cached)
     spec = _ignore_spec(skill)
-    real_root = os.path.realpath(skill.root)
+    real_root: str | None = None  # resolved when a symlink needs it: most skills have none
     for path, reason in skill.walk_errors:
         rel = _rel_to_root(skill, path)
         if rel is None or not _is_excluded(spec, rel, is_dir=True):
@@ -328,6 +429,8 @@ def shipped_files(skill: Skill) -> list[SkillFile]:
         if f.kind == "file":
             item = f
         elif f.kind == "symlink":
+            if real_root is None:
+                real_root = os.path.realpath(skill.root)
             item = _resolve_link(skill, f, real_root, spec)
         else:
             raise CatalogError(
@@ -351,6 +454,7 @@ def shipped_files(skill: Skill) -> list[SkillFile]:
                 raise CatalogError(
                     f"{sf.path}: directory name collides with file {show(seen[prefix])}"
                 )
+    skill.derived[("shipped_files",)] = tuple(shipped)
     return shipped
 
 
@@ -361,7 +465,7 @@ def _rel_to_root(skill: Skill, path: Path) -> str | None:
         return None
 
 
-def _resolve_link(skill: Skill, f: SkillFile, real_root: str, spec: Any) -> SkillFile:
+def _resolve_link(skill: Skill, f: SkillFile, real_root: str, spec: _Excludes) -> SkillFile:
     where = f"{f.path}: symlink to {show(f.link_target or '?')}"
     target = os.path.realpath(f.path)
     if os.path.commonpath([real_root, target]) != real_root or target == real_root:
@@ -443,14 +547,15 @@ def split_allowed_tools(value: Any) -> list[str] | None:
 def skill_references(skill: Skill, shipped: Iterable[str]) -> list[str]:
     """Shipped files the SKILL.md body links to (links, images, definitions, HTML), sorted.
 
-    The links come from the references rules' parse of the body, shared with lint.
+    The links are the references rules' reading of the body, shared with lint (read with
+    the cheap exact scan when it can, else parsed).
     """
-    from skillcheck.rules.references import link_uses
+    from skillcheck.rules.references import skill_md_link_uses
 
     names = set(shipped) - {SKILL_FILE}
     refs = set()
-    for use in link_uses(skill):
-        if use.doc.entry is not None or use.res is None:  # another file's link, or `#anchor`
+    for use in skill_md_link_uses(skill):
+        if use.res is None:  # a same-file `#anchor`
             continue
         # as written (a link to an in-skill symlink names the link), else where it resolves
         for candidate in (posixpath.normpath(use.path), use.res.rel):

@@ -217,10 +217,11 @@ class _Marks:
         return self.at(mark.index)
 
     def at(self, index: int) -> Pos:
-        line = bisect.bisect_left(self.breaks, index)  # line breaks before the index
-        start = self.breaks[line - 1] + 1 if line else 0
-        shift = 0 if line else self.column_offset
-        return Pos(line + self.line_offset, index - start + 1 + shift)
+        breaks = self.breaks
+        line = bisect.bisect_left(breaks, index)  # line breaks before the index
+        if line:  # the column counts from the character after the last break
+            return Pos(line + self.line_offset, index - breaks[line - 1])
+        return Pos(self.line_offset, index + 1 + self.column_offset)
 
 
 class _Composer:
@@ -236,18 +237,43 @@ class _Composer:
         return Span(at(event.start_mark.index), at(event.end_mark.index))
 
     def compose(self, text: str, loader: Any = _Loader) -> Node | None:
+        parser = loader(text)  # what yaml.parse does, without a generator around each event
+        try:
+            return self._compose(parser.get_event)
+        finally:
+            parser.dispose()
+
+    def _compose(self, next_event: Any) -> Node | None:
         stack: list[tuple[Node, list]] = []  # open collections and their children
         root: Node | None = None
         documents = 0
         count = 0
-        for event in yaml.parse(text, Loader=loader):
+        at = self.marks.at
+        while (event := next_event()) is not None:
             count += 1
             if count > MAX_EVENTS:
                 raise _TooComplex(f"the frontmatter has more than {MAX_EVENTS:,} YAML nodes")
             node: Node | None = None
             kind_of_event = type(event)  # the parsers make these exact classes: no isinstance
-            if kind_of_event is _SCALAR_EVENT:
-                node = self._scalar(event)
+            if kind_of_event is _SCALAR_EVENT:  # most events: inlined
+                node = Node(
+                    "scalar",
+                    Span(at(event.start_mark.index), at(event.end_mark.index)),
+                    event.value,
+                    style=event.style or None,
+                )
+                tag = event.tag
+                if tag and tag != "!":
+                    self._decorate(node, event)
+                else:
+                    node.tag = _resolved_tag(event.value, event.implicit)
+                    if event.anchor or tag == "!":
+                        self._decorate(node, event)
+                if stack:
+                    stack[-1][1].append(node)
+                elif documents == 1:
+                    root = node
+                continue
             elif kind_of_event is _DOCUMENT_START:
                 documents += 1
                 if documents > 1:
@@ -317,17 +343,6 @@ class _Composer:
             node.tag = _short_tag(tag)
             shown = "!!" + node.tag if tag.startswith(_YAML_TAG) else tag
             self.issues.append(YamlIssue("tag", node.span, shown))
-
-    def _scalar(self, event: Any) -> Node:
-        span = self.span(event)
-        node = Node("scalar", span, event.value, style=event.style or None)
-        if event.tag and event.tag != "!":
-            self._decorate(node, event)
-        else:
-            node.tag = _resolved_tag(event.value, event.implicit)
-            if event.anchor or event.tag == "!":
-                self._decorate(node, event)
-        return node
 
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()

@@ -413,10 +413,15 @@ def estimate_tokens(text: str) -> int:
     """Estimate the number of cl100k_base tokens in ``text`` (stdlib only, deterministic)."""
     if not text:
         return 0
+    return _estimate(text, text.split("\n"))
+
+
+def _estimate(text: str, lines: list[str]) -> int:
+    """``estimate_tokens`` of a non-empty ``text`` whose ``text.split("\\n")`` is ``lines``
+    (callers that hold the lines already save splitting the text again)."""
     # Words, symbols and numbers: every whitespace-separated chunk, priced once per process.
     total = sum(map(_chunk_price.__getitem__, text.split()))
     # Whitespace, with the same counts as _whitespace_features but without a Python loop.
-    lines = text.split("\n")
     total += sum(map(_end_price.__getitem__, map(_LAST, filter(None, lines))))
     if lines[-1]:  # the last line has no line break after it
         total -= _end_price[lines[-1][-1]]
@@ -433,6 +438,10 @@ class EstimateTokenizer:
 
     def count(self, text: str) -> int:
         return estimate_tokens(text)
+
+    def count_split(self, text: str, lines: list[str]) -> int:
+        """``count(text)`` when the caller holds ``text.split("\\n")`` as ``lines``."""
+        return _estimate(text, lines) if text else 0
 
     def __repr__(self) -> str:
         return "EstimateTokenizer()"

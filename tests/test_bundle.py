@@ -750,6 +750,24 @@ def test_pack_is_atomic_and_never_touches_the_source(tmp_path: Path) -> None:
         pack_bundle(skills, manifest, out, fmt="rar")
 
 
+def test_pack_ships_the_bytes_lint_checked(tmp_path: Path) -> None:
+    """As `skillcheck pack` runs: lint reads every file, the manifest's read agrees with it,
+    and pack takes the members from that one read: a file edited after the manifest was built
+    does not change the bundle, which holds what was linted and what the manifest says."""
+    from skillcheck.lint import Settings, lint
+
+    root = tmp_path / "skills" / "demo"
+    write_tree(root, {"SKILL.md": (SKILL_MD, False), "notes.md": (b"v1", False)})
+    skills = lint([root.parent], Settings()).skills
+    manifest = build_manifest(skills, root.parent, generator=GENERATOR)
+    (root / "notes.md").write_bytes(b"v2")
+    pack_bundle(skills, manifest, tmp_path / "out.tar.gz")
+    assert open_bundle(tmp_path / "out.tar.gz").read_bytes("demo", "notes.md") == b"v1"
+    # skills loaded again read the file again: it no longer matches the manifest
+    with pytest.raises(BundleError, match="changed since the manifest was built"):
+        pack_bundle([load(root)], manifest, tmp_path / "again.tar.gz")
+
+
 def test_pack_refuses_manifest_skill_mismatch(tmp_path: Path) -> None:
     a, b = tmp_path / "alpha", tmp_path / "beta"
     write_tree(a, {"SKILL.md": (skill_md("alpha"), False)})

@@ -355,7 +355,8 @@ def test_a_file_vanishing_after_the_walk_is_left_out_of_the_catalog_and_pack_ref
     tmp_path: Path,
 ) -> None:
     """An editor's temp file renamed away between the walk and the read: the catalog describes
-    what exists; pack (which re-reads every file) refuses instead of shipping a changed skill."""
+    what exists; pack (which checks the files against the manifest) refuses instead of shipping
+    a changed skill."""
     from skillcheck.bundle import BundleError, pack_bundle
     from skillcheck.catalog import build_manifest
     from skillcheck.lint import Settings, lint

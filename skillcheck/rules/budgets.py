@@ -23,7 +23,7 @@ from skillcheck.markdown import is_markdown
 from skillcheck.model import Finding, Impact, Outcome, Pos, Severity, Skill, Span
 from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
 from skillcheck.targets import every
-from skillcheck.tokens import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
+from skillcheck.tokens import DEFAULT_TOKENIZER, EstimateTokenizer, Tokenizer, get_tokenizer
 
 # Defaults of the `budgets` table (config.schema.json names the keys).
 CATALOG_TOKENS = 100  # spec: "metadata ~100 tokens"
@@ -154,8 +154,15 @@ def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
     tokenizer = tokenizer_for(spec)
     doc = skill.doc
     catalog = catalog_text(skill) if doc is not None else None
-    body_tokens = tokenizer.count(doc.body) if doc is not None else 0
-    body_lines = count_lines(doc.lines[doc.body_line - 1 :]) if doc is not None else 0
+    body_tokens = body_lines = 0
+    if doc is not None:
+        lines = doc.lines[doc.body_line - 1 :]
+        body_lines = count_lines(lines)
+        fm = doc.frontmatter
+        if fm is None or fm.close_line is None:  # the body is the text as read (CR and all)
+            lines = doc.body.split("\n")
+        # else the body is those lines joined with "\n": they are its split
+        body_tokens = _count(tokenizer, doc.body, lines)
     refs = []
     for entry in skill.files:
         if entry.kind != "file" or not is_reference(skill, entry.rel, entry.path):
@@ -169,7 +176,7 @@ def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
                 rel=entry.rel,
                 path=entry.path,
                 lines=count_lines(lines),
-                tokens=tokenizer.count(text),
+                tokens=_count(tokenizer, text, lines),
                 # a contents heading needs "contents", a list of anchor links "](#": without
                 # either (casefold covers what IGNORECASE matches) there is none to look for
                 has_toc=("](#" in text or "contents" in text.casefold()) and has_toc(lines),
@@ -184,6 +191,13 @@ def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
     )
     skill.derived[key] = figures
     return figures
+
+
+def _count(tokenizer: Tokenizer, text: str, lines: list[str]) -> int:
+    """``tokenizer.count(text)``; the estimator reuses ``lines`` (``text.split("\\n")``)."""
+    if isinstance(tokenizer, EstimateTokenizer):
+        return tokenizer.count_split(text, lines)
+    return tokenizer.count(text)
 
 
 def _description_span(skill: Skill) -> Span:

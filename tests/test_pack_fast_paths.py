@@ -1,0 +1,322 @@
+"""The fast paths of catalog and pack give what the slow, obvious ways give.
+
+- the tar.gz writer's gzip layer is byte for byte what ``gzip.GzipFile`` writes;
+- the manifest's schema verdict is jsonschema's, whatever the manifest holds;
+- which files ship is what gitignore matching (pathspec) says, whatever the patterns;
+- a ``pack`` run reads each shipped file once, for the manifest and the bundle alike;
+- the budget figures count the body and the references as ``estimate_tokens`` does.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import io
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pathspec
+import pytest
+from conftest import invoke
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from skillgen import generate
+
+from skillcheck import catalog
+from skillcheck.bundle import BundleError, pack_bundle, parse_manifest, verify
+from skillcheck.catalog import (
+    DEFAULT_EXCLUDES,
+    CatalogError,
+    build_manifest,
+    collision_key,
+    shipped_files,
+)
+from skillcheck.load import OPAQUE_DIRS, load_skill
+from skillcheck.rules.budgets import skill_figures
+from skillcheck.tokens import estimate_tokens
+
+SKILL_MD = b"---\nname: demo\ndescription: A demo skill. Use when testing bundles.\n---\n# Demo\n"
+SCHEMA = json.loads(
+    (Path(catalog.__file__).parent / "schemas" / "manifest.schema.json").read_text("utf-8")
+)
+SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+
+
+def _write(root: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _manifest(root: Path) -> tuple[list, dict]:
+    skills = [load_skill(root, root.name)]
+    return skills, build_manifest(skills, root.parent, generator="skillcheck test")
+
+
+# --- the gzip layer --------------------------------------------------------------------------
+
+
+def _regzip(archive: bytes) -> bytes:
+    """The archive's tar stream compressed again by the standard library, as documented:
+    level 9, no file name, a zero time."""
+    out = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=out, mtime=0) as gz:
+        gz.write(gzip.decompress(archive))
+    return out.getvalue()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=SLOW)
+@given(
+    sizes=st.lists(
+        st.sampled_from([0, 1, 511, 512, 513, 4096, (1 << 20) - 700, 1 << 20, (1 << 20) + 1]),
+        min_size=1,
+        max_size=4,
+    ),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_tar_gz_is_what_gzip_writes(sizes: list[int], seed: int) -> None:
+    """Members around the writer's 1 MiB feeding size, and across 512-byte blocks: the
+    archive equals the standard library's gzip of the same tar stream."""
+    import random
+
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "src" / "demo"
+        files = {"SKILL.md": SKILL_MD}
+        for i, size in enumerate(sizes):
+            # half random bytes (incompressible), half repetitive text
+            data = rng.randbytes(size // 2) + b"line of text\n" * (size // 26)
+            files[f"data/f{i}.bin"] = data + bytes(size - len(data))
+        _write(root, files)
+        skills, manifest = _manifest(root)
+        out = Path(tmp) / "bundle.tar.gz"
+        digest = pack_bundle(skills, manifest, out)
+        archive = out.read_bytes()
+        assert _regzip(archive) == archive
+        assert verify(out, expect_digest=digest).files == len(files)
+
+
+# --- the manifest schema -----------------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.sampled_from([-1, 0, 1, 2**40])
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["", "SKILL.md", "a/b.md", "/abs", "sha256:" + "a" * 64, "x" * 70]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=6,
+)
+
+
+def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every place in a JSON value: dict keys and list indexes from the top."""
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out += _paths(item, (*prefix, index))
+    return out
+
+
+def _valid_manifest() -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "demo"
+        _write(root, {"SKILL.md": SKILL_MD, "references/a.md": b"# A\n", "run.sh": b"echo\n"})
+        (root / "run.sh").chmod(0o755)
+        _skills, manifest = _manifest(root)
+    manifest["skills"][0]["metadata"] = {"author": "me"}
+    manifest["skills"][0]["tokens"] = {"catalog": 10, "body": 3, "references": 1}
+    return manifest
+
+
+BASE = _valid_manifest()
+
+
+def _assert_same_verdict(manifest: Any) -> None:
+    expected = jsonschema.Draft202012Validator(SCHEMA).is_valid(manifest)
+    try:
+        parse_manifest(json.dumps(manifest).encode())
+        refused_for_schema = False
+    except BundleError as exc:
+        refused_for_schema = "does not match its schema" in str(exc)
+    assert refused_for_schema == (not expected), manifest
+
+
+def _replaced(manifest: dict, place: tuple, value: Any) -> Any:
+    if not place:
+        return value
+    manifest = copy.deepcopy(manifest)
+    parent = manifest
+    for step in place[:-1]:
+        parent = parent[step]
+    if value is _DELETE:
+        del parent[place[-1]]
+    else:
+        parent[place[-1]] = value
+    return manifest
+
+
+_DELETE = object()
+# values one step from valid: wrong sign, float for int, bool for int, empty, wrong shape
+NEAR_MISSES = [_DELETE, -1, 0, 1, 1.0, 1.5, True, None, "", "x", "SKILL.md", [], {}, [{}]]
+
+
+def test_schema_verdict_is_jsonschemas_at_every_place() -> None:
+    """Every value of a valid manifest deleted or replaced by a near miss: parse_manifest
+    refuses it for its schema exactly when jsonschema finds it invalid."""
+    for place in _paths(BASE):
+        for value in NEAR_MISSES:
+            if place or value is not _DELETE:
+                _assert_same_verdict(_replaced(BASE, place, value))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_schema_verdict_is_jsonschemas(data: st.DataObject) -> None:
+    """Any JSON value anywhere in a valid manifest, or a key added anywhere."""
+    place = data.draw(st.sampled_from(_paths(BASE)))
+    if data.draw(st.booleans()):
+        manifest = _replaced(BASE, place, data.draw(JSON))
+    else:
+        manifest = copy.deepcopy(BASE)
+        target = manifest
+        for step in place:
+            target = target[step]
+        if isinstance(target, dict):
+            target[data.draw(st.text(max_size=8))] = data.draw(JSON)
+    _assert_same_verdict(manifest)
+
+
+def test_the_schema_message_names_the_place() -> None:
+    manifest = copy.deepcopy(BASE)
+    manifest["skills"][0]["files"][0]["size"] = -1
+    with pytest.raises(BundleError, match=r"schema at skills/0/files/0/size: -1 is less"):
+        parse_manifest(json.dumps(manifest).encode())
+
+
+# --- which files ship ----------------------------------------------------------------------------
+
+SEGMENT = st.sampled_from(
+    ["a", "b.md", "B.MD", ".env", "x.pyc", "node_modules", "build", "dist", "ä.md", "c d", "*"]
+)
+PATTERN = st.sampled_from(
+    ["*.md", "!b.md", "a/", "/a", "a/**", "**/b.md", "!*.pyc", "[ab]*", "?.md", "\\!x", "# c", ""]
+)
+
+
+def _reference(entries: list[tuple[str, str]], ignore: list[str]) -> tuple[list[str], set[str]]:
+    """git's reading with pathspec alone: an entry is excluded when it or any of its parent
+    directories matches (a `!` cannot re-include a file under an excluded directory). The
+    files kept, sorted, and the problems shipping them must report."""
+    spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDES, *ignore])
+    kept = []
+    problems = set()
+    for rel, kind in entries:
+        parts = rel.split("/")
+        parents = ("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
+        if any(spec.match_file(p) for p in parents):
+            continue
+        if spec.match_file(rel + "/" * (kind == "dir")):
+            continue
+        if kind == "dir":
+            if parts[-1] in OPAQUE_DIRS:  # listed by the walk, never entered
+                problems.add("was not walked")
+        else:
+            kept.append(rel)
+    keys = [collision_key(rel) for rel in kept]
+    prefixes = {
+        collision_key("/".join(r.split("/")[:i])) for r in kept for i in range(1, r.count("/") + 1)
+    }
+    if len(set(keys)) != len(keys) or prefixes & set(keys):
+        problems.add("collides")
+    return sorted(kept, key=lambda r: r.encode("utf-8")), problems
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=SLOW)
+@given(
+    tree=st.lists(st.lists(SEGMENT, min_size=1, max_size=3).map("/".join), max_size=8),
+    ignore=st.lists(PATTERN, max_size=5),
+)
+def test_shipped_files_match_gitignore(tree: list[str], ignore: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "demo"
+        files = {"SKILL.md": SKILL_MD, ".skillignore": "\n".join(ignore).encode()}
+        for rel in tree:
+            # a name that is also a directory elsewhere in the tree cannot be a file
+            if not any(other.startswith(rel + "/") for other in tree) and not any(
+                rel.startswith(f + "/") for f in files
+            ):
+                files[rel] = b"x"
+        _write(root, files)
+        skill = load_skill(root, "demo")
+        expected, problems = _reference([(f.rel, f.kind) for f in skill.files], ignore)
+        try:
+            shipped = [f.rel for f in shipped_files(skill)]
+        except CatalogError as exc:
+            assert any(problem in str(exc) for problem in problems), (str(exc), problems)
+            return
+        assert not problems
+        assert shipped == expected
+        assert [f.rel for f in shipped_files(skill)] == shipped  # asked again: the same list
+
+
+# --- one read per file ----------------------------------------------------------------------------
+
+
+def test_pack_reads_each_shipped_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = tmp_path / "skills"
+    generate(tree, 12)
+    reads: list[tuple[str, str]] = []
+    real = catalog.read_in_root
+
+    def counting(root: Path, rel: str, *args: Any) -> bytes:
+        reads.append((str(root), rel))
+        return real(root, rel, *args)
+
+    monkeypatch.setattr(catalog, "read_in_root", counting)
+    out = tmp_path / "bundle.tar.gz"
+    result = invoke("pack", "--isolated", "-q", "-o", str(out), str(tree))
+    assert result.exit_code == 0, result.output
+    shipped = verify(out).files
+    assert shipped == 5 * 12
+    assert len(reads) == len(set(reads)) == shipped  # manifest and members: one read each
+
+
+# --- budget figures ------------------------------------------------------------------------------
+
+LINE = st.sampled_from(
+    ["# Title", "", "  indented", "\tTab", "1. step", "text with  two spaces", "end:", "é ü"]
+)
+BREAK = st.sampled_from(["\n", "\r\n", "\r"])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=SLOW)
+@given(
+    lines=st.lists(st.tuples(LINE, BREAK), max_size=12),
+    shape=st.sampled_from(["closed", "unclosed", "none"]),
+)
+def test_figures_count_as_estimate_tokens(
+    lines: list[tuple[str, str]], shape: str, tmp_path: Path
+) -> None:
+    body = "".join(text + brk for text, brk in lines)
+    head = {
+        "closed": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n",
+        "unclosed": "---\nname: demo\n",
+        "none": "",
+    }[shape]
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        root = Path(tmp) / "demo"
+        _write(root, {"SKILL.md": (head + body).encode(), "references/r.md": body.encode()})
+        skill = load_skill(root, "demo")
+        assert skill.doc is not None
+        figures = skill_figures(skill)
+        assert figures.body_tokens == estimate_tokens(skill.doc.body)
+        assert [r.tokens for r in figures.references] == [estimate_tokens(body)]
