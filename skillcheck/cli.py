@@ -161,6 +161,22 @@ def cli() -> None:
 @click.option(
     "--diff", is_flag=True, help="Print what --fix would change; write nothing (exit 1 if any)."
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Processes checking skills (default 0: one per available CPU).",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Where the result cache lives (default: $SKILLCHECK_CACHE_DIR, else"
+    " $XDG_CACHE_HOME/skillcheck, else .skillcheck_cache in the project root).",
+)
 @handle_errors
 def lint(
     paths,
@@ -179,6 +195,9 @@ def lint(
     no_color,
     fix,
     diff,
+    jobs,
+    no_cache,
+    cache_dir,
 ) -> None:
     """Check skills for spec conformance and runtime compatibility."""
     from skillcheck.lint import lint as run_lint
@@ -194,7 +213,10 @@ def lint(
         strict=strict,
         tokenizer=tokenizer,
     )
-    result = run_lint(list(paths) or [Path(".")], settings)
+    _run_options(settings, jobs, no_cache or fix or diff, cache_dir)
+    settings.figures = fmt == "json" or statistics
+    # --fix and --diff edit the loaded documents: they keep them, in this process
+    result = run_lint(list(paths) or [Path(".")], settings, keep=bool(fix or diff))
     if diff:
         from skillcheck.fix import preview
 
@@ -258,6 +280,21 @@ def rule_command(code_or_slug: str) -> None:
 # --- catalog, pack, verify, unpack: built on the same lint run ---------------------------------
 
 
+def _run_options(settings, jobs: int, no_cache: bool, cache_dir: Path | None) -> None:
+    """--jobs and the result cache (not configuration: they change how, not what)."""
+    from skillcheck.engine import available_cpus
+
+    settings.jobs = jobs or available_cpus()
+    if no_cache:
+        settings.cache_dir = None
+    elif cache_dir is not None:
+        settings.cache_dir = cache_dir
+    else:
+        from skillcheck.cache import default_directory
+
+        settings.cache_dir = default_directory(settings.config_root or Path.cwd())
+
+
 def _lint_gate(paths, config_file, isolated, target, quiet, strict):
     """Lint before catalog/pack: refuse (exit 1) with the diagnostics on stderr when a skill
     has an error, or any finding under --strict."""
@@ -265,7 +302,8 @@ def _lint_gate(paths, config_file, isolated, target, quiet, strict):
     from skillcheck.report import ReportOptions, render
 
     settings = _settings(config_file, isolated, target, strict=strict)
-    result = run_lint(list(paths) or [Path(".")], settings)
+    settings.figures = False  # the catalog counts its own tokens
+    result = run_lint(list(paths) or [Path(".")], settings, keep=True)
     if result.failed(settings.strict):
         options = ReportOptions(
             cwd=Path.cwd(),
@@ -295,7 +333,7 @@ def _manifest(result, settings, paths):
     from skillcheck.catalog import build_manifest
 
     return build_manifest(
-        result.skills,
+        result.loaded,
         _catalog_root(paths),
         tokenizer=settings.options.get("tokenizer", "estimate"),
         generator=f"skillcheck {__version__}",
@@ -341,7 +379,7 @@ def catalog(paths, config_file, isolated, target, quiet, fmt, output, strict) ->
 
     result, settings = _lint_gate(paths, config_file, isolated, target, quiet, strict)
     if fmt == "xml":
-        _emit(render_xml(result.skills) + "\n", output)
+        _emit(render_xml(result.loaded) + "\n", output)
         return
     manifest = _manifest(result, settings, paths)
     if fmt == "markdown":
@@ -394,11 +432,11 @@ def pack(
     manifest = _manifest(result, settings, paths)
     count = len(result.skills)
     if well_known is not None:
-        pack_well_known(result.skills, manifest, well_known, base_url=base_url, mtime=mtime)
+        pack_well_known(result.loaded, manifest, well_known, base_url=base_url, mtime=mtime)
         where = well_known
         digest = ""
     else:
-        digest = pack_bundle(result.skills, manifest, output, fmt=fmt, mtime=mtime)
+        digest = pack_bundle(result.loaded, manifest, output, fmt=fmt, mtime=mtime)
         where = output
     if not quiet:
         tail = f" ({digest})" if digest else ""

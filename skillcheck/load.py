@@ -193,7 +193,19 @@ def walk(root: Path) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
                 except OSError:
                     link = None
             path = directory / entry.name  # half the cost of parsing entry.path again
-            files.append(SkillFile(path, rel, kind, info.st_size, info.st_mode, link))
+            files.append(
+                SkillFile(
+                    path,
+                    rel,
+                    kind,
+                    info.st_size,
+                    info.st_mode,
+                    link,
+                    info.st_mtime_ns,
+                    info.st_ctime_ns,
+                    info.st_ino,
+                )
+            )
             if kind == "dir" and entry.name not in OPAQUE_DIRS:
                 if depth + 1 >= MAX_WALK_DEPTH:
                     errors.append((path, f"deeper than {MAX_WALK_DEPTH} levels; not checked"))
@@ -204,11 +216,19 @@ def walk(root: Path) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
     return files, errors
 
 
-def load_skill(root: Path, display_root: str) -> Skill:
-    """Load one skill directory. Never raises for what the directory holds."""
+def load_skill(
+    root: Path,
+    display_root: str,
+    walked: tuple[list[SkillFile], list[tuple[Path, str]]] | None = None,
+) -> Skill:
+    """Load one skill directory. Never raises for what the directory holds.
+
+    ``walked`` is ``walk(root)`` when the caller already listed the directory (the result
+    cache looks at the listing before deciding to load).
+    """
     skill_md = find_skill_md(root)
     skill = Skill(root=root, display_root=display_root, skill_md=skill_md, doc=None)
-    skill.files, skill.walk_errors = walk(root)
+    skill.files, skill.walk_errors = walked if walked is not None else walk(root)
     if skill_md is None:
         skill.read_error = "no SKILL.md"
         return skill

@@ -1,0 +1,304 @@
+"""The result cache: a skill's summary (its diagnostics and what collection rules compare),
+kept between runs so an unchanged skill is not read or checked again.
+
+Layout: ``<cache dir>/<run key>/<skill key>.json``, one small JSON file per skill, so a
+one-skill pre-commit run reads one file, concurrent runs never lose each other's entries, and
+a damaged file costs one entry. The *run key* hashes everything besides the skill's own files
+that shapes its results: skillcheck's version and source files, the Python version, the
+working directory (paths are shown relative to it), the enabled rules, targets and options,
+and the content of a configured ``frontmatter-schema``. Collection rules (SK8xx, SK608) and
+suppressions are recomputed on every run from the summaries, cached or not.
+
+An entry is used when the skill's files are unchanged:
+
+- **identity**: the lstat of every entry under the skill (size, mode, mtime, ctime, inode,
+  link target) matches. Entries written while a file was younger than two seconds never match
+  on identity (a same-tick edit could go unseen, as git's "racily clean" entries), and
+- **content**, when identity differs (a fresh checkout, a ``touch``): the listing matches
+  without times, and every file the rules read has the same BLAKE2 digest as when the entry
+  was made. The rules are deterministic, so equal inputs give equal results; files no rule
+  read (an asset) matter only through the listing.
+
+The cache is JSON, never pickle: a planted cache file can at most be ignored. Anything wrong
+with it (unparseable, wrong format or version, a field of the wrong type, an unwritable
+directory) makes the entry a miss; it is never trusted and never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from skillcheck import __version__
+from skillcheck.model import Skill, SkillFile, SkillSummary
+
+FORMAT = 1
+RACY_NS = 2_000_000_000  # files changed this recently are checked by content next time
+KEEP_RUN_KEYS = 8  # run-key directories kept; older ones are removed
+CACHE_DIR_NAME = ".skillcheck_cache"
+
+_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by skillcheck.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
+def default_directory(project_root: Path) -> Path:
+    """``$SKILLCHECK_CACHE_DIR``, else ``$XDG_CACHE_HOME/skillcheck``, else
+    ``.skillcheck_cache`` in the project root (where the configuration is, else the working
+    directory)."""
+    explicit = os.environ.get("SKILLCHECK_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "skillcheck"
+    return project_root / CACHE_DIR_NAME
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _text_digest(value: Any) -> str:
+    return _digest(repr(value).encode("utf-8", "surrogateescape"))
+
+
+def _code_fingerprint() -> list[tuple[str, int, int]]:
+    """Size and mtime of every module of skillcheck: an edited checkout (same version
+    string) never reuses results of the code it replaced."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    out = []
+    for directory, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json")):
+                path = os.path.join(directory, name)
+                with contextlib.suppress(OSError):
+                    info = os.stat(path)
+                    out.append((os.path.relpath(path, package), info.st_size, info.st_mtime_ns))
+    return out
+
+
+def run_key(
+    rule_codes: list[str], targets: tuple[str, ...], options: dict[str, Any], cwd: Path
+) -> str:
+    """What besides a skill's own files decides its results, hashed."""
+    schema = options.get("frontmatter-schema")
+    schema_digest = None
+    if schema:
+        try:
+            with open(schema, "rb") as handle:
+                schema_digest = _digest(handle.read())
+        except OSError:
+            schema_digest = "unreadable"
+    parts = (
+        FORMAT,
+        __version__,
+        _code_fingerprint(),
+        sys.version,
+        sys.platform,
+        os.fsencode(str(cwd)),
+        sorted(rule_codes),
+        targets,
+        json.dumps(options, sort_keys=True, default=str),
+        schema_digest,
+    )
+    return _text_digest(parts)[:24]
+
+
+def _links(files: list[SkillFile]) -> list[tuple[str, str, bool]]:
+    """Where each symlink leads and whether that exists: rules tell a dangling link from one
+    that escapes the skill, which the link's own lstat does not show."""
+    return [
+        (f.rel, os.path.realpath(f.path), os.path.exists(f.path))
+        for f in files
+        if f.kind == "symlink"
+    ]
+
+
+def identity(files: list[SkillFile], errors: list[tuple[Path, str]]) -> str:
+    listing = [
+        (f.rel, f.kind, f.size, f.mode, f.link_target, f.mtime_ns, f.ctime_ns, f.inode)
+        for f in files
+    ]
+    return _text_digest((listing, _links(files), [(str(p), r) for p, r in errors]))
+
+
+def shape(files: list[SkillFile], errors: list[tuple[Path, str]]) -> str:
+    listing = [(f.rel, f.kind, f.size, f.mode, f.link_target) for f in files]
+    return _text_digest((listing, _links(files), [(str(p), r) for p, r in errors]))
+
+
+def reads_of(skill: Skill) -> dict[str, Any]:
+    """What the rules read of ``skill``: SKILL.md's bytes (or why it could not be read) and
+    the digest of every file read through ``load.read_file``."""
+    doc = skill.doc
+    return {
+        "skill_md": None if doc is None else _digest(doc.raw),
+        "read_error": skill.read_error,
+        "files": sorted(
+            [rel, None if data is None else _digest(data)] for rel, data in skill.contents.items()
+        ),
+    }
+
+
+def same_content(skill: Skill, record: dict[str, Any]) -> bool:
+    """Whether ``skill`` (loaded, unchecked) holds what the entry ``record`` was made from.
+    Files are read through ``load.read_file``, so a mismatch leaves them read for the rules."""
+    from skillcheck.load import read_file
+
+    try:
+        if record["shape"] != shape(skill.files, skill.walk_errors):
+            return False
+        reads = record["reads"]
+        doc = skill.doc
+        if reads["read_error"] != skill.read_error:
+            return False
+        if reads["skill_md"] != (None if doc is None else _digest(doc.raw)):
+            return False
+        by_rel = {f.rel: f for f in skill.files}
+        for rel, digest in reads["files"]:
+            entry = by_rel.get(rel)
+            data = read_file(skill, entry) if entry is not None else None
+            if digest != (None if data is None else _digest(data)):
+                return False
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+class ResultCache:
+    """One run's view of the cache directory: entries for the run key."""
+
+    def __init__(self, directory: Path, key: str) -> None:
+        self.directory = Path(directory)
+        self.key = key
+        self.folder = self.directory / key
+        self.started_ns = time.time_ns()
+        self.writable = True
+        self.hits = 0
+        self.content_hits = 0
+        self.misses = 0
+
+    def _file(self, root: Path) -> Path:
+        return self.folder / (_text_digest(os.fsencode(str(root)))[:32] + ".json")
+
+    def load(self, root: Path) -> dict[str, Any] | None:
+        """The raw entry for ``root``, or None (absent, unreadable, damaged, another root)."""
+        try:
+            with open(self._file(root), "rb") as handle:
+                data = json.loads(handle.read())
+        except (OSError, ValueError, RecursionError):
+            return None
+        if (
+            type(data) is not dict
+            or data.get("format") != FORMAT
+            or data.get("version") != __version__
+            or data.get("root") != str(root)
+        ):
+            return None
+        return data
+
+    def summary_of(self, record: dict[str, Any], figures: bool) -> SkillSummary | None:
+        """The entry's summary, or None when it is damaged or lacks figures a report needs."""
+        from skillcheck.summary import from_json
+
+        if figures and not record.get("figures"):
+            return None
+        try:
+            return from_json(record["summary"])
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+            return None
+
+    def lookup(
+        self,
+        root: Path,
+        files: list[SkillFile],
+        errors: list[tuple[Path, str]],
+        figures: bool,
+    ) -> tuple[SkillSummary | None, dict[str, Any] | None]:
+        """(the summary when the files are unchanged by identity, the raw entry if any)."""
+        record = self.load(root)
+        if record is None:
+            return None, None
+        if record.get("identity") is not None and record["identity"] == identity(files, errors):
+            summary = self.summary_of(record, figures)
+            if summary is not None:
+                return summary, record
+        return None, record
+
+    def record(self, skill: Skill, summary: SkillSummary, figures: bool) -> dict[str, Any]:
+        from skillcheck.summary import to_json
+
+        return {
+            "format": FORMAT,
+            "version": __version__,
+            "root": str(skill.root),
+            "identity": self._identity_unless_racy(skill.files, skill.walk_errors),
+            "shape": shape(skill.files, skill.walk_errors),
+            "reads": reads_of(skill),
+            "figures": figures,
+            "summary": to_json(summary),
+        }
+
+    def refreshed(
+        self, record: dict[str, Any], files: list[SkillFile], errors: list[tuple[Path, str]]
+    ) -> dict[str, Any]:
+        """``record`` found equal by content: store the new identity, so the next run takes
+        the fast path."""
+        return {**record, "identity": self._identity_unless_racy(files, errors)}
+
+    def _identity_unless_racy(
+        self, files: list[SkillFile], errors: list[tuple[Path, str]]
+    ) -> str | None:
+        newest = max((max(f.mtime_ns, f.ctime_ns) for f in files), default=0)
+        if newest >= self.started_ns - RACY_NS:
+            return None  # changed too recently for its timestamps to prove the next change
+        return identity(files, errors)
+
+    def store(self, root: Path, record: dict[str, Any]) -> None:
+        """Write one entry; any failure only means the next run checks the skill again."""
+        if not self.writable:
+            return
+        from skillcheck.atomic import write_atomic
+
+        try:
+            self._prepare()
+            data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+            write_atomic(self._file(root), data, mode=0o644, durable=False)
+        except (OSError, ValueError):
+            self.writable = False
+
+    def _prepare(self) -> None:
+        if self.folder.is_dir():
+            return
+        fresh = not self.directory.exists()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if fresh or not (self.directory / "CACHEDIR.TAG").exists():
+            # never committed by accident, skipped by backup tools
+            (self.directory / ".gitignore").write_text("# Created by skillcheck.\n*\n")
+            (self.directory / "CACHEDIR.TAG").write_text(_TAG)
+        self._prune()
+
+    def _prune(self) -> None:
+        """Keep the most recently created run-key folders: each edit of the configuration or
+        upgrade starts a new one."""
+        try:
+            folders = [p for p in self.directory.iterdir() if p.is_dir() and len(p.name) == 24]
+        except OSError:
+            return
+        if len(folders) <= KEEP_RUN_KEYS:
+            return
+        import shutil
+
+        folders.sort(key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in folders[KEEP_RUN_KEYS:]:
+            shutil.rmtree(old, ignore_errors=True)
