@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
-from skillcheck.model import Skill, SkillFile, SkillSummary
+from skillcheck.model import Skill, SkillSummary
 
 FORMAT = 1
 RACY_NS = 2_000_000_000  # files changed this recently are checked by content next time
@@ -114,27 +114,36 @@ def run_key(
     return _text_digest(parts)[:24]
 
 
-def _links(files: list[SkillFile]) -> list[tuple[str, str, bool]]:
+Listing = tuple[list[Any], list[tuple[str, str]]]  # load.scan's (entries, errors)
+
+
+def listing_of(skill: Skill) -> Listing:
+    """A loaded skill's listing in ``load.scan``'s form."""
+    entries = [
+        (f.rel, f.kind, f.size, f.mode, f.link_target, f.mtime_ns, f.ctime_ns, f.inode, str(f.path))
+        for f in skill.files
+    ]
+    return entries, [(str(path), reason) for path, reason in skill.walk_errors]
+
+
+def _links(entries: list[Any]) -> list[tuple[str, str, bool]]:
     """Where each symlink leads and whether that exists: rules tell a dangling link from one
     that escapes the skill, which the link's own lstat does not show."""
     return [
-        (f.rel, os.path.realpath(f.path), os.path.exists(f.path))
-        for f in files
-        if f.kind == "symlink"
+        (e[0], os.path.realpath(e[8]), os.path.exists(e[8])) for e in entries if e[1] == "symlink"
     ]
 
 
-def identity(files: list[SkillFile], errors: list[tuple[Path, str]]) -> str:
-    listing = [
-        (f.rel, f.kind, f.size, f.mode, f.link_target, f.mtime_ns, f.ctime_ns, f.inode)
-        for f in files
-    ]
-    return _text_digest((listing, _links(files), [(str(p), r) for p, r in errors]))
+def identity(listing: Listing) -> str:
+    """The listing with every entry's lstat identity (times and inode included)."""
+    entries, errors = listing
+    return _text_digest(([e[:8] for e in entries], _links(entries), errors))
 
 
-def shape(files: list[SkillFile], errors: list[tuple[Path, str]]) -> str:
-    listing = [(f.rel, f.kind, f.size, f.mode, f.link_target) for f in files]
-    return _text_digest((listing, _links(files), [(str(p), r) for p, r in errors]))
+def shape(listing: Listing) -> str:
+    """The listing without times or inodes: what a fresh checkout of the same files keeps."""
+    entries, errors = listing
+    return _text_digest(([e[:5] for e in entries], _links(entries), errors))
 
 
 def reads_of(skill: Skill) -> dict[str, Any]:
@@ -150,13 +159,22 @@ def reads_of(skill: Skill) -> dict[str, Any]:
     }
 
 
+def input_digest(record: dict[str, Any]) -> str | None:
+    """What a skill's summary was computed from (its listing and the digests of what the
+    rules read), as one digest; None for a damaged entry."""
+    try:
+        return _text_digest((record["shape"], record["reads"]))
+    except (KeyError, TypeError):
+        return None
+
+
 def same_content(skill: Skill, record: dict[str, Any]) -> bool:
     """Whether ``skill`` (loaded, unchecked) holds what the entry ``record`` was made from.
     Files are read through ``load.read_file``, so a mismatch leaves them read for the rules."""
     from skillcheck.load import read_file
 
     try:
-        if record["shape"] != shape(skill.files, skill.walk_errors):
+        if record["shape"] != shape(listing_of(skill)):
             return False
         reads = record["reads"]
         doc = skill.doc
@@ -184,9 +202,7 @@ class ResultCache:
         self.folder = self.directory / key
         self.started_ns = time.time_ns()
         self.writable = True
-        self.hits = 0
-        self.content_hits = 0
-        self.misses = 0
+        self.prepared = False  # the folder exists
 
     def _file(self, root: Path) -> Path:
         return self.folder / (_text_digest(os.fsencode(str(root)))[:32] + ".json")
@@ -219,17 +235,13 @@ class ResultCache:
             return None
 
     def lookup(
-        self,
-        root: Path,
-        files: list[SkillFile],
-        errors: list[tuple[Path, str]],
-        figures: bool,
+        self, root: Path, listing: Listing, figures: bool
     ) -> tuple[SkillSummary | None, dict[str, Any] | None]:
         """(the summary when the files are unchanged by identity, the raw entry if any)."""
         record = self.load(root)
         if record is None:
             return None, None
-        if record.get("identity") is not None and record["identity"] == identity(files, errors):
+        if record.get("identity") is not None and record["identity"] == identity(listing):
             summary = self.summary_of(record, figures)
             if summary is not None:
                 return summary, record
@@ -242,30 +254,29 @@ class ResultCache:
             "format": FORMAT,
             "version": __version__,
             "root": str(skill.root),
-            "identity": self._identity_unless_racy(skill.files, skill.walk_errors),
-            "shape": shape(skill.files, skill.walk_errors),
+            "identity": self._identity_unless_racy(listing_of(skill)),
+            "shape": shape(listing_of(skill)),
             "reads": reads_of(skill),
             "figures": figures,
             "summary": to_json(summary),
         }
 
-    def refreshed(
-        self, record: dict[str, Any], files: list[SkillFile], errors: list[tuple[Path, str]]
-    ) -> dict[str, Any]:
+    def refreshed(self, record: dict[str, Any], skill: Skill) -> dict[str, Any]:
         """``record`` found equal by content: store the new identity, so the next run takes
         the fast path."""
-        return {**record, "identity": self._identity_unless_racy(files, errors)}
+        return {**record, "identity": self._identity_unless_racy(listing_of(skill))}
 
-    def _identity_unless_racy(
-        self, files: list[SkillFile], errors: list[tuple[Path, str]]
-    ) -> str | None:
-        newest = max((max(f.mtime_ns, f.ctime_ns) for f in files), default=0)
+    def _identity_unless_racy(self, listing: Listing) -> str | None:
+        newest = max((max(e[5], e[6]) for e in listing[0]), default=0)
         if newest >= self.started_ns - RACY_NS:
             return None  # changed too recently for its timestamps to prove the next change
-        return identity(files, errors)
+        return identity(listing)
 
     def store(self, root: Path, record: dict[str, Any]) -> None:
         """Write one entry; any failure only means the next run checks the skill again."""
+        self._write(self._file(root), record)
+
+    def _write(self, path: Path, record: dict[str, Any]) -> None:
         if not self.writable:
             return
         from skillcheck.atomic import write_atomic
@@ -273,12 +284,51 @@ class ResultCache:
         try:
             self._prepare()
             data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-            write_atomic(self._file(root), data, mode=0o644, durable=False)
+            write_atomic(path, data, mode=0o644, durable=False)
         except (OSError, ValueError):
             self.writable = False
 
+    # --- collection rules -----------------------------------------------------------------
+    # SK8xx and SK608 compare every skill with every other: recomputed whenever any skill's
+    # input changed, but a run whose skills are all as last time takes their result as is.
+
+    def collection_key(self, inputs: list[tuple[str, str, str | None]], figures: bool) -> str:
+        """The collection rules' input: every skill (root, display, digest of its files) in
+        discovery order."""
+        return _text_digest((self.key, figures, inputs))
+
+    def load_collection(self, key: str) -> list[Any] | None:
+        from skillcheck.summary import diagnostic_from_json
+
+        try:
+            with open(self.folder / "collection.json", "rb") as handle:
+                data = json.loads(handle.read())
+            if type(data) is not dict or data.get("key") != key:
+                return None
+            if data.get("format") != FORMAT or data.get("version") != __version__:
+                return None
+            return [diagnostic_from_json(d, []) for d in data["diagnostics"]]
+        except (OSError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
+            return None
+
+    def store_collection(self, key: str, diagnostics: list[Any]) -> None:
+        from skillcheck.summary import diagnostic_to_json
+
+        if any(d.fix is not None for d in diagnostics):
+            return  # collection rules plan no edits; never store what could not be read back
+        record = {
+            "format": FORMAT,
+            "version": __version__,
+            "key": key,
+            "diagnostics": [diagnostic_to_json(d, {}) for d in diagnostics],
+        }
+        self._write(self.folder / "collection.json", record)
+
     def _prepare(self) -> None:
+        if self.prepared:
+            return
         if self.folder.is_dir():
+            self.prepared = True
             return
         fresh = not self.directory.exists()
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -287,6 +337,7 @@ class ResultCache:
             (self.directory / ".gitignore").write_text("# Created by skillcheck.\n*\n")
             (self.directory / "CACHEDIR.TAG").write_text(_TAG)
         self._prune()
+        self.prepared = True
 
     def _prune(self) -> None:
         """Keep the most recently created run-key folders: each edit of the configuration or

@@ -30,7 +30,9 @@ from skillcheck.rules import Context, Rule
 # below this many skills to check, starting processes costs more than it saves
 PARALLEL_MIN = 24
 
-Task = tuple[int, Path, str, Any, Any]  # (index, root, display root, walk, cache entry)
+Task = tuple[int, Path, str, Any, Any]  # (index, root, display root, listing, cache entry)
+# (index, summary, how it was obtained, digest of its input files for the cache or None)
+Done = tuple[int, SkillSummary, str, "str | None"]
 
 
 def available_cpus() -> int:
@@ -46,6 +48,10 @@ class Checked:
     summaries: list[SkillSummary]
     loaded: list[Skill] = field(default_factory=list)
     how: Counter[str] = field(default_factory=Counter)
+    cache: Any = None  # the ResultCache, when there is one
+    # what each summary was computed from (cache.input_digest), when the cache knows
+    inputs: list[str | None] = field(default_factory=list)
+    figures: bool = False
 
 
 @dataclass
@@ -79,29 +85,34 @@ class Checker:
             self.cache.started_ns = spec.started_ns
         self.loaded: list[Skill] | None = [] if keep else None
 
-    def __call__(self, task: Task) -> tuple[int, SkillSummary, str]:
+    def __call__(self, task: Task) -> Done:
         from skillcheck.lint import check_skill
         from skillcheck.load import load_skill
         from skillcheck.summary import summarise
 
-        index, root, display_root, walked, entry = task
-        skill = load_skill(root, display_root, walked)
+        index, root, display_root, listing, entry = task
+        skill = load_skill(root, display_root, listing)
         cache = self.cache
         if entry is not None and cache is not None:
-            from skillcheck.cache import same_content
+            from skillcheck.cache import input_digest, same_content
 
             if same_content(skill, entry):
                 summary = cache.summary_of(entry, self.figures)
                 if summary is not None:
-                    cache.store(root, cache.refreshed(entry, skill.files, skill.walk_errors))
-                    return index, summary, "content"
+                    cache.store(root, cache.refreshed(entry, skill))
+                    return index, summary, "content", input_digest(entry)
         diagnostics = check_skill(skill, self.rules, self.ctx)
         summary = summarise(skill, diagnostics, self.ctx, self.figures)
+        digest = None
         if cache is not None:
-            cache.store(root, cache.record(skill, summary, self.figures))
+            from skillcheck.cache import input_digest
+
+            record = cache.record(skill, summary, self.figures)
+            cache.store(root, record)
+            digest = input_digest(record)
         if self.loaded is not None:
             self.loaded.append(skill)
-        return index, summary, "checked"
+        return index, summary, "checked", digest
 
 
 # --- worker processes ---------------------------------------------------------------------
@@ -118,7 +129,7 @@ def _init_worker(spec: CheckerSpec) -> None:
     _WORKER = Checker(spec)
 
 
-def _work(task: Task) -> tuple[int, SkillSummary, str]:
+def _work(task: Task) -> Done:
     assert _WORKER is not None
     return _WORKER(task)
 
@@ -149,7 +160,7 @@ def _in_pool(spec: CheckerSpec, tasks: Iterable[Task], jobs: int, chunk: int) ->
 
 def _results(
     checker: Checker, spec: CheckerSpec, tasks: Iterator[Task], jobs: int, total: int
-) -> Iterator[tuple[int, SkillSummary, str]]:
+) -> Iterator[Done]:
     """Check ``tasks`` here until it is clear there are enough of them for workers."""
     if jobs <= 1 or total < PARALLEL_MIN:
         yield from map(checker, tasks)
@@ -185,6 +196,7 @@ def check_all(
         cache.started_ns = spec.started_ns
     checker = Checker(spec, keep=keep)
     summaries: list[SkillSummary | None] = [None] * len(roots)
+    inputs: list[str | None] = [None] * len(roots)
     how: Counter[str] = Counter()
 
     def tasks() -> Iterator[Task]:
@@ -193,30 +205,54 @@ def check_all(
             if cache is None:
                 yield index, root, display_root, None, None
                 continue
-            from skillcheck.load import walk
+            from skillcheck.load import scan
 
-            files, errors = walk(root)
-            hit, entry = cache.lookup(root, files, errors, figures)
+            listing = scan(root)
+            hit, entry = cache.lookup(root, listing, figures)
             if hit is not None:
+                from skillcheck.cache import input_digest
+
                 hit.display_root = display_root
                 summaries[index] = hit
+                inputs[index] = input_digest(entry)  # type: ignore[arg-type]
                 how["cached"] += 1
                 continue
-            yield index, root, display_root, (files, errors), entry
+            yield index, root, display_root, listing, entry
 
     # the objects made so far (modules, rules, the discovery) live until the end: keep the
     # collector from scanning them again and again as summaries accumulate
     gc.freeze()
     try:
         jobs = 1 if keep else max(1, settings.jobs)
-        for index, summary, way in _results(checker, spec, tasks(), jobs, len(roots)):
+        for index, summary, way, digest in _results(checker, spec, tasks(), jobs, len(roots)):
             summaries[index] = summary
+            inputs[index] = digest
             how[way] += 1
     finally:
         gc.unfreeze()
     done: list[SkillSummary] = [s for s in summaries if s is not None]
     assert len(done) == len(roots)
-    return Checked(done, checker.loaded or [], how)
+    return Checked(done, checker.loaded or [], how, cache, inputs, figures)
+
+
+def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) -> list[Any]:
+    """The collection rules' diagnostics: computed, or taken from the cache when every
+    skill's input is what it was when they were last computed."""
+    from skillcheck.lint import check_collection
+
+    cache = checked.cache
+    if cache is None or any(digest is None for digest in checked.inputs):
+        return check_collection(checked.summaries, rules, ctx)
+    inputs = [
+        (str(s.root), s.display_root, digest)
+        for s, digest in zip(checked.summaries, checked.inputs, strict=True)
+    ]
+    key = cache.collection_key(inputs, checked.figures)
+    found = cache.load_collection(key)
+    if found is None:
+        found = check_collection(checked.summaries, rules, ctx)
+        cache.store_collection(key, found)
+    return found
 
 
 def _collection_budget(rules: list[Rule], ctx: Context) -> bool:

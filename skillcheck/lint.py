@@ -287,12 +287,12 @@ def lint(paths: list[Path], settings: Settings, *, keep: bool = False) -> LintRe
     )
     rules = settings.enabled()
     ctx = Context(targets=settings.targets, options=settings.options)
-    from skillcheck.engine import check_all
+    from skillcheck.engine import check_all, collection_diagnostics
 
     checked = check_all(found.skills, rules, ctx, settings, keep=keep)
     skills = checked.summaries
     diagnostics = [diag for skill in skills for diag in skill.diagnostics]
-    diagnostics.extend(check_collection(skills, rules, ctx))
+    diagnostics.extend(collection_diagnostics(checked, rules, ctx))
     _add_walk_problems(found, skills)
     diagnostics.extend(_discovery_diagnostics(found, rules, ctx))
     from skillcheck.suppress import apply_suppressions

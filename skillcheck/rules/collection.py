@@ -123,19 +123,28 @@ def similar_pairs(
     for words in sets:
         for word in words:
             frequency[word] = frequency.get(word, 0) + 1
+    # each set as an int with one bit per word: an intersection is an AND and a popcount,
+    # without building a set for every candidate pair
+    bits = {word: 1 << k for k, word in enumerate(frequency)}
+    masks = [0] * len(sets)
+    sizes = [len(words) for words in sets]
     first_of: dict[frozenset[str], int] = {}
     index: dict[str, list[int]] = {}
     for i, words in enumerate(sets):
-        if len(words) < MIN_WORDS:
+        size = sizes[i]
+        if size < MIN_WORDS:
             continue
         if words in first_of:
             found[i] = (first_of[words], 1.0)
             continue
         first_of[words] = i
+        mask = 0
+        for word in words:
+            mask |= bits[word]
+        masks[i] = mask
         ordered = sorted(words, key=lambda w: (frequency[w], w))
-        size = len(ordered)
         prefix = ordered[: size - math.ceil(threshold * size) + 1]
-        best: tuple[int, float] | None = None
+        best, best_score = -1, 0.0
         seen: set[int] = set()
         low, high = threshold * size, size / threshold
         for word in prefix:
@@ -145,17 +154,16 @@ def similar_pairs(
                 seen.add(j)
                 if len(seen) > MAX_CANDIDATES:
                     break
-                other = sets[j]
-                if not low <= len(other) <= high:
+                other = sizes[j]
+                if not low <= other <= high:
                     continue  # sizes alone rule the pair out
-                # Jaccard similarity, inline: this runs for every candidate pair
-                shared = len(words & other)
-                score = shared / (size + len(other) - shared)
-                if score >= threshold and (best is None or score > best[1]):
-                    best = (j, score)
+                shared = (mask & masks[j]).bit_count()
+                score = shared / (size + other - shared)  # Jaccard similarity
+                if score >= threshold and (best < 0 or score > best_score):
+                    best, best_score = j, score
             index.setdefault(word, []).append(i)
-        if best is not None:
-            found[i] = best
+        if best >= 0:
+            found[i] = (best, best_score)
     return found
 
 
