@@ -204,16 +204,25 @@ class ResultCache:
         self.writable = True
         self.prepared = False  # the folder exists
 
-    def _file(self, root: Path) -> Path:
-        return self.folder / (_text_digest(os.fsencode(str(root)))[:32] + ".json")
+    def _file(self, root: Path) -> str:
+        name = hashlib.blake2b(os.fsencode(str(root)), digest_size=16).hexdigest()
+        return os.path.join(self.folder, name + ".json")
 
     def load(self, root: Path) -> dict[str, Any] | None:
         """The raw entry for ``root``, or None (absent, unreadable, damaged, another root)."""
         try:
-            with open(self._file(root), "rb") as handle:
-                data = json.loads(handle.read())
+            fd = os.open(self._file(root), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = json.loads(b"".join(chunks))
         except (OSError, ValueError, RecursionError):
             return None
+        finally:
+            os.close(fd)
         if (
             type(data) is not dict
             or data.get("format") != FORMAT
@@ -276,7 +285,7 @@ class ResultCache:
         """Write one entry; any failure only means the next run checks the skill again."""
         self._write(self._file(root), record)
 
-    def _write(self, path: Path, record: dict[str, Any]) -> None:
+    def _write(self, path: Path | str, record: dict[str, Any]) -> None:
         if not self.writable:
             return
         from skillcheck.atomic import write_atomic
@@ -284,7 +293,7 @@ class ResultCache:
         try:
             self._prepare()
             data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-            write_atomic(path, data, mode=0o644, durable=False)
+            write_atomic(Path(path), data, mode=0o644, durable=False)
         except (OSError, ValueError):
             self.writable = False
 

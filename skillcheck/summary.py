@@ -147,8 +147,16 @@ def _opt_str(value: Any) -> str | None:
     return None if value is None else _str(value)
 
 
-def _path(value: Any) -> Path:
-    return Path(_str(value))
+def _path(value: Any, made: dict[str, Path] | None = None) -> Path:
+    """``value`` as a Path; ``made`` reuses the Path already built for the same text (a
+    summary names its SKILL.md and root many times)."""
+    text = _str(value)
+    if made is None:
+        return Path(text)
+    path = made.get(text)
+    if path is None:
+        path = made[text] = Path(text)
+    return path
 
 
 def diagnostic_to_json(diag: Diagnostic, fixes: dict[Fix, int]) -> dict[str, Any]:
@@ -176,13 +184,16 @@ def _fix_to_json(fix: Fix) -> list[Any]:
     return [str(fix.path), fix.start, fix.end, fix.replacement.decode("latin-1"), fix.description]
 
 
-def _fix_from_json(data: Any) -> Fix:
+def _fix_from_json(data: Any, made: dict[str, Path]) -> Fix:
     path, start, end, replacement, description = data
     raw = _str(replacement).encode("latin-1")
-    return Fix(_path(path), _int(start), _int(end), raw, _str(description))
+    return Fix(_path(path, made), _int(start), _int(end), raw, _str(description))
 
 
-def diagnostic_from_json(data: dict[str, Any], fixes: list[Fix]) -> Diagnostic:
+def diagnostic_from_json(
+    data: dict[str, Any], fixes: list[Fix], made: dict[str, Path] | None = None
+) -> Diagnostic:
+    made = {} if made is None else made
     line, column, end_line, end_column = (_int(v) for v in data["span"])
     fix = fixes[_int(data["fix"])] if "fix" in data else None
     skill = data["skill"]
@@ -191,7 +202,7 @@ def diagnostic_from_json(data: dict[str, Any], fixes: list[Fix]) -> Diagnostic:
         slug=_str(data["slug"]),
         severity=Severity(_int(data["severity"])),
         message=_str(data["message"]),
-        path=_path(data["path"]),
+        path=_path(data["path"], made),
         line=line,
         column=column,
         end_line=end_line,
@@ -199,7 +210,7 @@ def diagnostic_from_json(data: dict[str, Any], fixes: list[Fix]) -> Diagnostic:
         targets=tuple(_str(t) for t in data["targets"]),
         fix=fix,
         help=_opt_str(data["help"]),
-        skill=None if skill is None else _path(skill),
+        skill=None if skill is None else _path(skill, made),
         outcomes={_str(t): Outcome(_int(o)) for t, o in data["outcomes"].items()},
     )
 
@@ -245,28 +256,29 @@ def from_json(data: dict[str, Any]) -> SkillSummary:
             None if catalog is None else _int(catalog), _int(body), _int(references), _int(lines)
         )
     intern = sys.intern  # the same words recur across skills: keep one copy of each
-    fixes = [_fix_from_json(fix) for fix in data["fixes"]]
+    made: dict[str, Path] = {}
+    fixes = [_fix_from_json(fix, made) for fix in data["fixes"]]
     has_doc, usable = data["has_doc"], data["usable"]
     if type(has_doc) is not bool or type(usable) is not bool:
         raise ValueError("not a boolean")
     return SkillSummary(
-        root=_path(data["root"]),
+        root=_path(data["root"], made),
         display_root=_str(data["display_root"]),
-        skill_md=None if skill_md is None else _path(skill_md),
+        skill_md=None if skill_md is None else _path(skill_md, made),
         has_doc=has_doc,
         name=_opt_str(data["name"]),
-        diagnostics=[diagnostic_from_json(d, fixes) for d in data["diagnostics"]],
-        walk_errors=[(_path(p), _str(reason)) for p, reason in data["walk_errors"]],
+        diagnostics=[diagnostic_from_json(d, fixes, made) for d in data["diagnostics"]],
+        walk_errors=[(_path(p, made), _str(reason)) for p, reason in data["walk_errors"]],
         usable=usable,
         name_span=_unspan(data["name_span"]),
         description=_opt_str(data["description"]),
         description_span=_unspan(data["description_span"]),
         description_stems=frozenset(intern(_str(w)) for w in data["description_stems"]),
-        nested=[_path(p) for p in data["nested"]],
+        nested=[_path(p, made) for p in data["nested"]],
         suppressions=[_suppression_from_json(s) for s in data["suppressions"]],
         figures=figures,
         lines={
-            _path(path): {_int(n): _str(text) for n, text in numbers}
+            _path(path, made): {_int(n): _str(text) for n, text in numbers}
             for path, numbers in data["lines"]
         },
     )
