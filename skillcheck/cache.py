@@ -159,6 +159,12 @@ def reads_of(skill: Skill) -> dict[str, Any]:
     }
 
 
+def inputs_of(skill: Skill) -> dict[str, Any]:
+    """What a checked skill's results depend on besides the run key: its listing without
+    times, and what the rules read (see ``same_content``)."""
+    return {"shape": shape(listing_of(skill)), "reads": reads_of(skill)}
+
+
 def input_digest(record: dict[str, Any]) -> str | None:
     """What a skill's summary was computed from (its listing and the digests of what the
     rules read), as one digest; None for a damaged entry."""
@@ -256,7 +262,10 @@ class ResultCache:
                 return summary, record
         return None, record
 
-    def record(self, skill: Skill, summary: SkillSummary, figures: bool) -> dict[str, Any]:
+    def record(
+        self, skill: Skill, summary: SkillSummary, inputs: dict[str, Any], figures: bool
+    ) -> dict[str, Any]:
+        """The entry for ``skill``, checked into ``summary`` from ``inputs`` (``inputs_of``)."""
         from skillcheck.summary import to_json
 
         return {
@@ -264,8 +273,8 @@ class ResultCache:
             "version": __version__,
             "root": str(skill.root),
             "identity": self._identity_unless_racy(listing_of(skill)),
-            "shape": shape(listing_of(skill)),
-            "reads": reads_of(skill),
+            "shape": inputs["shape"],
+            "reads": inputs["reads"],
             "figures": figures,
             "summary": to_json(summary),
         }

@@ -35,6 +35,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from skillcheck.config import ConfigError
         from skillcheck.discover import PathError
+        from skillcheck.lint import SkillChanged
 
         try:
             return func(*args, **kwargs)
@@ -43,7 +44,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         except KeyboardInterrupt:
             click.echo("skillcheck: interrupted", err=True)
             sys.exit(130)
-        except (ConfigError, PathError, UsageProblem) as exc:
+        except (ConfigError, PathError, UsageProblem, SkillChanged) as exc:
             if os.environ.get("SKILLCHECK_DEBUG") == "1":
                 raise
             _fail(str(exc))
@@ -107,6 +108,22 @@ def common_skill_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Runtimes that load the skills (default: agentskills; 'all').",
         ),
         click.option("--quiet", "-q", is_flag=True, help="Print diagnostics only."),
+        click.option(
+            "--jobs",
+            "-j",
+            type=click.IntRange(min=0),
+            default=0,
+            metavar="N",
+            help="Processes checking skills (default 0: one per available CPU).",
+        ),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
+        click.option(
+            "--cache-dir",
+            type=click.Path(path_type=Path, file_okay=False),
+            metavar="DIR",
+            help="Where the result cache lives (default: $SKILLCHECK_CACHE_DIR, else"
+            " $XDG_CACHE_HOME/skillcheck, else .skillcheck_cache in the project root).",
+        ),
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -161,22 +178,6 @@ def cli() -> None:
 @click.option(
     "--diff", is_flag=True, help="Print what --fix would change; write nothing (exit 1 if any)."
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=0),
-    default=0,
-    metavar="N",
-    help="Processes checking skills (default 0: one per available CPU).",
-)
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    metavar="DIR",
-    help="Where the result cache lives (default: $SKILLCHECK_CACHE_DIR, else"
-    " $XDG_CACHE_HOME/skillcheck, else .skillcheck_cache in the project root).",
-)
 @handle_errors
 def lint(
     paths,
@@ -184,6 +185,9 @@ def lint(
     isolated,
     target,
     quiet,
+    jobs,
+    no_cache,
+    cache_dir,
     fmt,
     output,
     select,
@@ -195,9 +199,6 @@ def lint(
     no_color,
     fix,
     diff,
-    jobs,
-    no_cache,
-    cache_dir,
 ) -> None:
     """Check skills for spec conformance and runtime compatibility."""
     from skillcheck.lint import lint as run_lint
@@ -295,14 +296,15 @@ def _run_options(settings, jobs: int, no_cache: bool, cache_dir: Path | None) ->
         settings.cache_dir = default_directory(settings.config_root or Path.cwd())
 
 
-def _lint_gate(paths, config_file, isolated, target, quiet, strict):
+def _lint_gate(paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict):
     """Lint before catalog/pack: refuse (exit 1) with the diagnostics on stderr when a skill
     has an error, or any finding under --strict."""
     from skillcheck.lint import lint as run_lint
     from skillcheck.report import ReportOptions, render
 
     settings = _settings(config_file, isolated, target, strict=strict)
-    settings.figures = False  # the catalog counts its own tokens
+    _run_options(settings, jobs, no_cache, cache_dir)
+    settings.figures = True  # the manifest's token counts, as lint's budget rules count them
     result = run_lint(list(paths) or [Path(".")], settings, keep=True)
     if result.failed(settings.strict):
         options = ReportOptions(
@@ -337,6 +339,7 @@ def _manifest(result, settings, paths):
         _catalog_root(paths),
         tokenizer=settings.options.get("tokenizer", "estimate"),
         generator=f"skillcheck {__version__}",
+        figures={skill.root: skill.figures for skill in result.skills},
     )
 
 
@@ -373,11 +376,15 @@ def _bundle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--strict", is_flag=True, default=None, help="Refuse on any finding.")
 @handle_errors
 @_bundle_errors
-def catalog(paths, config_file, isolated, target, quiet, fmt, output, strict) -> None:
+def catalog(
+    paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, fmt, output, strict
+) -> None:
     """Write the catalog manifest (an Agent Skills Discovery index) for loaders."""
     from skillcheck.catalog import dumps_manifest, render_markdown, render_xml
 
-    result, settings = _lint_gate(paths, config_file, isolated, target, quiet, strict)
+    result, settings = _lint_gate(
+        paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict
+    )
     if fmt == "xml":
         _emit(render_xml(result.loaded) + "\n", output)
         return
@@ -419,7 +426,20 @@ def catalog(paths, config_file, isolated, target, quiet, fmt, output, strict) ->
 @handle_errors
 @_bundle_errors
 def pack(
-    paths, config_file, isolated, target, quiet, output, fmt, well_known, base_url, strict, mtime
+    paths,
+    config_file,
+    isolated,
+    target,
+    quiet,
+    jobs,
+    no_cache,
+    cache_dir,
+    output,
+    fmt,
+    well_known,
+    base_url,
+    strict,
+    mtime,
 ) -> None:
     """Pack skills into a byte-reproducible bundle with a manifest and digests."""
     from skillcheck.bundle import pack_bundle, pack_well_known
@@ -428,7 +448,9 @@ def pack(
         raise UsageProblem("pack needs exactly one of --output FILE or --well-known DIR")
     if base_url and well_known is None:
         raise UsageProblem("--base-url goes with --well-known")
-    result, settings = _lint_gate(paths, config_file, isolated, target, quiet, strict)
+    result, settings = _lint_gate(
+        paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict
+    )
     manifest = _manifest(result, settings, paths)
     count = len(result.skills)
     if well_known is not None:

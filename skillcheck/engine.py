@@ -65,6 +65,7 @@ class CheckerSpec:
     cache_dir: Path | None = None
     cache_key: str | None = None
     started_ns: int = 0
+    inputs: bool = False  # record each summary's inputs (the skills are loaded again later)
 
 
 class Checker:
@@ -77,13 +78,15 @@ class Checker:
         self.rules: list[Rule] = [rules[code] for code in spec.rule_codes]
         self.ctx = Context(targets=spec.targets, options=spec.options)
         self.figures = spec.figures
+        self.inputs = spec.inputs
         self.cache = None
         if spec.cache_dir is not None and spec.cache_key is not None:
             from skillcheck.cache import ResultCache
 
             self.cache = ResultCache(spec.cache_dir, spec.cache_key)
             self.cache.started_ns = spec.started_ns
-        self.loaded: list[Skill] | None = [] if keep else None
+        # skills checked in this process, by index, when the caller keeps them
+        self.kept: dict[int, Skill] | None = {} if keep else None
 
     def __call__(self, task: Task) -> Done:
         from skillcheck.lint import check_skill
@@ -100,18 +103,23 @@ class Checker:
                 summary = cache.summary_of(entry, self.figures)
                 if summary is not None:
                     cache.store(root, cache.refreshed(entry, skill))
+                    summary.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
+                    if self.kept is not None:
+                        self.kept[index] = skill
                     return index, summary, "content", input_digest(entry)
         diagnostics = check_skill(skill, self.rules, self.ctx)
         summary = summarise(skill, diagnostics, self.ctx, self.figures)
         digest = None
-        if cache is not None:
-            from skillcheck.cache import input_digest
+        if cache is not None or self.inputs:
+            from skillcheck.cache import input_digest, inputs_of
 
-            record = cache.record(skill, summary, self.figures)
-            cache.store(root, record)
-            digest = input_digest(record)
-        if self.loaded is not None:
-            self.loaded.append(skill)
+            summary.inputs = inputs_of(skill)
+            if cache is not None:
+                record = cache.record(skill, summary, summary.inputs, self.figures)
+                cache.store(root, record)
+                digest = input_digest(record)
+        if self.kept is not None:
+            self.kept[index] = skill
         return index, summary, "checked", digest
 
 
@@ -183,10 +191,10 @@ def check_all(
     from skillcheck.report import display_path
 
     figures = settings.figures or _collection_budget(rules, ctx)
-    spec = CheckerSpec([r.code for r in rules], ctx.targets, ctx.options, figures)
+    spec = CheckerSpec([r.code for r in rules], ctx.targets, ctx.options, figures, inputs=keep)
     cwd = Path.cwd()
     cache = None
-    if settings.cache_dir is not None and not keep:
+    if settings.cache_dir is not None:
         from skillcheck.cache import ResultCache, run_key
 
         spec.cache_dir = Path(settings.cache_dir)
@@ -213,6 +221,7 @@ def check_all(
                 from skillcheck.cache import input_digest
 
                 hit.display_root = display_root
+                hit.inputs = {"shape": entry["shape"], "reads": entry["reads"]}  # type: ignore[index]
                 summaries[index] = hit
                 inputs[index] = input_digest(entry)  # type: ignore[arg-type]
                 how["cached"] += 1
@@ -223,7 +232,7 @@ def check_all(
     # collector from scanning them again and again as summaries accumulate
     gc.freeze()
     try:
-        jobs = 1 if keep else max(1, settings.jobs)
+        jobs = max(1, settings.jobs)
         for index, summary, way, digest in _results(checker, spec, tasks(), jobs, len(roots)):
             summaries[index] = summary
             inputs[index] = digest
@@ -232,7 +241,24 @@ def check_all(
         gc.unfreeze()
     done: list[SkillSummary] = [s for s in summaries if s is not None]
     assert len(done) == len(roots)
-    return Checked(done, checker.loaded or [], how, cache, inputs, figures)
+    loaded: list[Skill] = []
+    if keep:  # skills checked elsewhere (a worker, an earlier run) are loaded here again
+        kept = checker.kept or {}
+        loaded = [kept.get(i) or _load_again(s) for i, s in enumerate(done)]
+    return Checked(done, loaded, how, cache, inputs, figures)
+
+
+def _load_again(summary: SkillSummary) -> Skill:
+    """The skill as it is now, which must be what its summary was computed from: a skill
+    edited since it was checked is not catalogued or packed on the strength of old results."""
+    from skillcheck.cache import same_content
+    from skillcheck.lint import SkillChanged
+    from skillcheck.load import load_skill
+
+    skill = load_skill(summary.root, summary.display_root)
+    if summary.inputs is None or not same_content(skill, summary.inputs):
+        raise SkillChanged(f"{summary.display_root} changed while skillcheck ran; run it again")
+    return skill
 
 
 def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) -> list[Any]:

@@ -335,6 +335,10 @@ class SkillSummary:
     figures: Figures | None = None  # computed when a report or SK608 needs them
     # source lines that reports quote: {path: {line number: text}}
     lines: dict[Path, dict[int, str]] = field(default_factory=dict)
+    # what the summary was computed from (cache.inputs_of: the listing and the digest of every
+    # file the rules read), when the run keeps skills or caches: a skill loaded again later
+    # (for pack) is checked against it. Not part of the cached summary itself.
+    inputs: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def dir_name(self) -> str:
