@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -246,7 +247,7 @@ class ResultCache:
             return None
         try:
             return from_json(record["summary"])
-        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError):
             return None
 
     def lookup(
@@ -326,7 +327,15 @@ class ResultCache:
             if data.get("format") != FORMAT or data.get("version") != __version__:
                 return None
             return [diagnostic_from_json(d, []) for d in data["diagnostics"]]
-        except (OSError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        except (
+            OSError,
+            KeyError,
+            IndexError,
+            TypeError,
+            ValueError,
+            AttributeError,
+            RecursionError,
+        ):
             return None
 
     def store_collection(self, key: str, diagnostics: list[Any]) -> None:
@@ -348,12 +357,15 @@ class ResultCache:
         if self.folder.is_dir():
             self.prepared = True
             return
-        fresh = not self.directory.exists()
         self.folder.mkdir(parents=True, exist_ok=True)
-        if fresh or not (self.directory / "CACHEDIR.TAG").exists():
-            # never committed by accident, skipped by backup tools
-            (self.directory / ".gitignore").write_text("# Created by skillcheck.\n*\n")
-            (self.directory / "CACHEDIR.TAG").write_text(_TAG)
+        # never committed by accident, skipped by backup tools; a file of the user's (a
+        # --cache-dir inside the repository) is never replaced
+        for name, text in ((".gitignore", "# Created by skillcheck.\n*\n"), ("CACHEDIR.TAG", _TAG)):
+            with (
+                contextlib.suppress(FileExistsError),
+                open(self.directory / name, "x", encoding="utf-8") as handle,
+            ):
+                handle.write(text)
         self._prune()
         self.prepared = True
 
@@ -361,13 +373,29 @@ class ResultCache:
         """Keep the most recently created run-key folders: each edit of the configuration or
         upgrade starts a new one."""
         try:
-            folders = [p for p in self.directory.iterdir() if p.is_dir() and len(p.name) == 24]
+            folders = [p for p in self.directory.iterdir() if _is_run_folder(p)]
+            if len(folders) <= KEEP_RUN_KEYS:
+                return
+            folders.sort(key=lambda p: p.stat().st_mtime_ns, reverse=True)
         except OSError:
             return
-        if len(folders) <= KEEP_RUN_KEYS:
-            return
-        import shutil
-
-        folders.sort(key=lambda p: p.stat().st_mtime_ns, reverse=True)
         for old in folders[KEEP_RUN_KEYS:]:
-            shutil.rmtree(old, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                for entry in old.iterdir():
+                    entry.unlink()
+                old.rmdir()
+
+
+_RUN_KEY = re.compile(r"[0-9a-f]{24}")
+_ENTRY = re.compile(r"(?:[0-9a-f]{32}|collection)\.json(?:\.[^/]*\.tmp)?|\..*\.tmp")
+
+
+def _is_run_folder(path: Path) -> bool:
+    """A folder this cache made: a run key's name, holding only entry files. Anything else
+    in a shared cache directory is left alone."""
+    if not _RUN_KEY.fullmatch(path.name) or path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        return all(_ENTRY.fullmatch(entry.name) and entry.is_file() for entry in path.iterdir())
+    except OSError:
+        return False

@@ -35,7 +35,6 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from skillcheck.config import ConfigError
         from skillcheck.discover import PathError
-        from skillcheck.lint import SkillChanged
 
         try:
             return func(*args, **kwargs)
@@ -44,7 +43,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         except KeyboardInterrupt:
             click.echo("skillcheck: interrupted", err=True)
             sys.exit(130)
-        except (ConfigError, PathError, UsageProblem, SkillChanged) as exc:
+        except (ConfigError, PathError, UsageProblem) as exc:
             if os.environ.get("SKILLCHECK_DEBUG") == "1":
                 raise
             _fail(str(exc))

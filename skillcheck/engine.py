@@ -89,9 +89,7 @@ class Checker:
         self.kept: dict[int, Skill] | None = {} if keep else None
 
     def __call__(self, task: Task) -> Done:
-        from skillcheck.lint import check_skill
         from skillcheck.load import load_skill
-        from skillcheck.summary import summarise
 
         index, root, display_root, listing, entry = task
         skill = load_skill(root, display_root, listing)
@@ -103,10 +101,20 @@ class Checker:
                 summary = cache.summary_of(entry, self.figures)
                 if summary is not None:
                     cache.store(root, cache.refreshed(entry, skill))
+                    summary.display_root = display_root
                     summary.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
                     if self.kept is not None:
                         self.kept[index] = skill
                     return index, summary, "content", input_digest(entry)
+        return self.check(index, skill)
+
+    def check(self, index: int, skill: Skill) -> Done:
+        """Run the rules on a loaded skill and summarise it (and cache the summary)."""
+        from skillcheck.lint import check_skill
+        from skillcheck.summary import summarise
+
+        root = skill.root
+        cache = self.cache
         diagnostics = check_skill(skill, self.rules, self.ctx)
         summary = summarise(skill, diagnostics, self.ctx, self.figures)
         digest = None
@@ -244,21 +252,30 @@ def check_all(
     loaded: list[Skill] = []
     if keep:  # skills checked elsewhere (a worker, an earlier run) are loaded here again
         kept = checker.kept or {}
-        loaded = [kept.get(i) or _load_again(s) for i, s in enumerate(done)]
+        for i, summary in enumerate(done):
+            skill = kept.get(i)
+            if skill is None:
+                skill = _load_again(summary)
+                if summary.inputs is None or not _unchanged(skill, summary.inputs):
+                    # edited since its check: check it again as it is now, so the verdict
+                    # is about exactly what the caller goes on to read
+                    _index, done[i], _way, inputs[i] = checker.check(i, skill)
+                    how["rechecked"] += 1
+            loaded.append(skill)
     return Checked(done, loaded, how, cache, inputs, figures)
 
 
 def _load_again(summary: SkillSummary) -> Skill:
-    """The skill as it is now, which must be what its summary was computed from: a skill
-    edited since it was checked is not catalogued or packed on the strength of old results."""
-    from skillcheck.cache import same_content
-    from skillcheck.lint import SkillChanged
     from skillcheck.load import load_skill
 
-    skill = load_skill(summary.root, summary.display_root)
-    if summary.inputs is None or not same_content(skill, summary.inputs):
-        raise SkillChanged(f"{summary.display_root} changed while skillcheck ran; run it again")
-    return skill
+    return load_skill(summary.root, summary.display_root)
+
+
+def _unchanged(skill: Skill, inputs: dict[str, Any]) -> bool:
+    """Whether ``skill`` (loaded now) holds what a summary was computed from."""
+    from skillcheck.cache import same_content
+
+    return same_content(skill, inputs)
 
 
 def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) -> list[Any]:

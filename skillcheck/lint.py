@@ -43,10 +43,6 @@ class InternalError(Exception):
     """A bug in skillcheck: reported as exit 2 with the rule and path."""
 
 
-class SkillChanged(Exception):
-    """A skill's files changed between its check and a later read: exit 2, run again."""
-
-
 @contextlib.contextmanager
 def guarded(rule: Rule, where: str = "") -> Iterator[None]:
     """A bug in a rule becomes an InternalError naming the rule (and the skill): exit 2 with a
@@ -282,8 +278,8 @@ def lint(paths: list[Path], settings: Settings, *, keep: bool = False) -> LintRe
 
     ``keep`` also returns every Skill, loaded, in ``result.loaded``, for the commands that
     go on to read the skills' files (catalog, pack, --fix). A skill checked in a worker or
-    taken from the cache is loaded again here and must hold what it was checked from, else
-    SkillChanged is raised.
+    taken from the cache is loaded again here; if it no longer holds what it was checked
+    from (edited meanwhile), it is checked again as loaded.
     """
     found = discover(
         paths,

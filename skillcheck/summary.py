@@ -195,7 +195,12 @@ def diagnostic_from_json(
 ) -> Diagnostic:
     made = {} if made is None else made
     line, column, end_line, end_column = (_int(v) for v in data["span"])
-    fix = fixes[_int(data["fix"])] if "fix" in data else None
+    fix = None
+    if "fix" in data:
+        number = _int(data["fix"])
+        if not 0 <= number < len(fixes):
+            raise ValueError(f"no fix numbered {number}")
+        fix = fixes[number]
     skill = data["skill"]
     return Diagnostic(
         code=_str(data["code"]),

@@ -178,6 +178,31 @@ def test_two_jobs_check_skills_in_two_worker_processes(
     assert [s.root for s in parallel.skills] == [s.root for s in serial.skills]
 
 
+def test_a_warm_run_checks_the_few_changed_skills_here_and_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many skills, few to check (the cache answered for the rest): no workers, and the
+    report is still the whole tree's, in order."""
+    from skillcheck import cache
+
+    monkeypatch.setattr(cache, "RACY_NS", 0)  # entries of fresh files hold their identity
+    made = defect_tree(tmp_path, 30)
+    store = f"--cache-dir={tmp_path / 'cache'}"
+    assert lint_out(tmp_path, "--jobs", "2", store, "--format", "json")[0] == 1
+    for skill in (made[0], made[13], made[29]):
+        with (skill / "SKILL.md").open("a", encoding="utf-8") as handle:
+            handle.write("\nSee [the notes](references/notes.md).\n")
+    _record_pids(monkeypatch, tmp_path / "pids")
+    warm = lint_out(tmp_path, "--jobs", "2", store, "--format", "json")
+    assert list(_checked_by(tmp_path / "pids")) == [os.getpid()]
+    assert sorted(_checked_by(tmp_path / "pids")[os.getpid()]) == sorted(
+        s.name for s in (made[0], made[13], made[29])
+    )
+    assert warm == lint_out(tmp_path, "--jobs", "1", "--no-cache", "--format", "json")
+    broken = {d["path"] for d in json.loads(warm[1])["diagnostics"] if d["code"] == "SK501"}
+    assert {f"skills/{s.name}/SKILL.md" for s in (made[0], made[13], made[29])} <= broken
+
+
 def test_few_skills_are_checked_in_the_main_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
