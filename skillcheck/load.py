@@ -12,7 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 from skillcheck.model import FileKind, Skill, SkillFile
-from skillcheck.parse import MAX_READ, parse_document
+
+MAX_READ = 8 * 1024 * 1024  # bytes of SKILL.md read at most
 
 SKILL_MD = "SKILL.md"
 MAX_WALK_DEPTH = 32
@@ -289,6 +290,9 @@ def load_skill(
     except OSError as exc:
         skill.read_error = f"unreadable: {exc.strerror or exc}"
         return skill
+    # imported here: a run whose skills all come from the result cache never needs yaml
+    from skillcheck.parse import parse_document
+
     skill.doc = parse_document(skill_md, raw, size)
     return skill
 
