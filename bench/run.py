@@ -26,6 +26,7 @@ import datetime
 import json
 import os
 import platform
+import resource
 import shlex
 import shutil
 import statistics
@@ -243,6 +244,7 @@ class Bench:
         self.cwd = self.scratch / "cwd"
         self.xdg = self.scratch / "xdg-cache"
         self.env = dict(os.environ, XDG_CACHE_HOME=str(self.xdg), NO_COLOR="1")
+        self.env.pop("SKILLCHECK_CACHE_DIR", None)  # the cache goes where clear_caches looks
         self.trees: list[Path] = []
         lint_help = self._help(["lint", "--help"])
         self.has_cache = "--no-cache" in lint_help
@@ -337,6 +339,8 @@ class Bench:
             cold.notes.append("--no-cache")
         # One untimed run first: "cold" means no skillcheck cache, not a cold OS page cache.
         self.clear_caches(tree)
+        if self.has_jobs:
+            self.same_output(size, tree)
         with contextlib.suppress(BenchError):
             run_once(lint, cwd=self.cwd, env=self.env, ok=(0, 1), timeout=self.args.timeout)
         peer_rows = [
@@ -404,6 +408,46 @@ class Bench:
             warm.notes.append(f"this/agnix cold {warm.median / agnix_cold.median:.2f}")
         self.sections["rerun"] += [warm, touch]
         self.clear_caches(tree)
+
+    def same_output(self, size: int, tree: Path) -> None:
+        """Issue 6: ``--jobs 1`` and ``--jobs 2`` give identical output on the whole tree
+        (every format; no cache, so both really check every skill)."""
+        row = Row(f"lint-jobs1-{size}", f"lint cold --jobs 1, {size:,} skills", "s")
+        identical = []
+        for fmt in ("text", "json", "sarif", "github", "junit"):
+            outputs = []
+            for jobs in ("1", "2"):
+                cmd = [
+                    self.ours.path,
+                    *self.ours.lint_args,
+                    "--no-cache",
+                    "--jobs",
+                    jobs,
+                    "--format",
+                    fmt,
+                    str(tree),
+                ]
+                started = time.perf_counter()
+                usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+                done = subprocess.run(
+                    cmd, cwd=self.cwd, env=self.env, capture_output=True, check=False
+                )
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                if jobs == "1" and fmt == "text":  # the one-process figure, beside "lint cold"
+                    row.values.append(time.perf_counter() - started)
+                    row.cpu.append(
+                        after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime
+                    )
+                outputs.append((done.returncode, done.stdout))
+            (code1, out1), (code2, out2) = outputs
+            if out1 != out2 or code1 != code2 or code1 not in (0, 1):
+                row.error = f"{fmt}: output differs between --jobs 1 and --jobs 2"
+                break
+            identical.append(fmt)
+        if not row.error:
+            row.notes.append(f"output identical to --jobs 2 ({', '.join(identical)})")
+        self.sections["cold"].append(row)
+        self._progress(row)
 
     def _one(self, row: Row, cmd: list[str], rss: Row, *, final: bool) -> None:
         if row.error:

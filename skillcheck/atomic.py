@@ -16,13 +16,15 @@ T = TypeVar("T")
 
 
 def write_atomic_stream(
-    path: Path, write: Callable[[BinaryIO], T], *, mode: int | None = None
+    path: Path, write: Callable[[BinaryIO], T], *, mode: int | None = None, durable: bool = True
 ) -> T:
     """Call ``write`` with a temporary file (opened ``w+b``) beside ``path``, then put it in
     place; return what ``write`` returned. On any failure, or an interrupt, the temporary
     file is removed and ``path`` is left as it was.
 
     ``mode`` defaults to the existing file's mode, else what the umask gives a new file.
+    ``durable=False`` skips the fsync, for files that may be lost but never half-read (the
+    result cache: a file a crash empties fails to parse and is ignored).
     """
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
@@ -31,7 +33,8 @@ def write_atomic_stream(
         with os.fdopen(fd, "w+b") as handle:
             result = write(handle)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         if mode is None:
             try:
                 mode = os.stat(path).st_mode & 0o7777
@@ -48,5 +51,5 @@ def write_atomic_stream(
     return result
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    write_atomic_stream(path, lambda handle: handle.write(data), mode=mode)
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+    write_atomic_stream(path, lambda handle: handle.write(data), mode=mode, durable=durable)

@@ -22,11 +22,11 @@ import posixpath
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from skillcheck.model import Skill, SkillFile
+from skillcheck.model import Figures, Skill, SkillFile
 
 INDEX_VERSION = "0.2.0"  # the RFC's index version this manifest conforms to
 SKILL_FILE = "SKILL.md"
@@ -570,6 +570,7 @@ def skill_entry(
     root: Path,
     *,
     tokenizer: str | None = None,
+    figures: Figures | None = None,
 ) -> dict[str, Any]:
     """One skill's manifest entry (see ``build_manifest``)."""
     # the figures lint reports (and its budget rules check), counted once per skill
@@ -631,11 +632,18 @@ def skill_entry(
         os.path.relpath(os.path.abspath(skill.root), os.path.abspath(root))
     ).as_posix()
     if tokenizer is not None:
-        figures = skill_figures(skill, tokenizer)
+        if figures is None:
+            counted = skill_figures(skill, tokenizer)
+            figures = Figures(
+                counted.catalog_tokens,
+                counted.body_tokens,
+                counted.reference_tokens,
+                counted.body_lines,
+            )
         entry["tokens"] = {
-            "catalog": figures.catalog_tokens or 0,
-            "body": figures.body_tokens,
-            "references": figures.reference_tokens,
+            "catalog": figures.catalog or 0,
+            "body": figures.body,
+            "references": figures.references,
         }
     doc = skill.doc
     entry["lines"] = count_lines(doc.lines[doc.body_line - 1 :]) if doc else 0
@@ -649,6 +657,7 @@ def build_manifest(
     *,
     tokenizer: str | None = None,
     generator: str,
+    figures: Mapping[Path, Figures | None] | None = None,
 ) -> dict[str, Any]:
     """The catalog manifest of ``skills`` (DESIGN §9): an RFC v0.2.0 discovery index.
 
@@ -658,9 +667,12 @@ def build_manifest(
     tiers exactly as lint's budget rules count them), omitted when None. ``lines`` is the
     body's line count as the line budget counts it. ``references`` lists the shipped files
     the body links to.
+    ``figures`` gives each skill's token figures by root when lint counted them already (in
+    a worker process), with the same tokenizer.
     Skills are sorted by name; two skills with one name raise ``CatalogError``.
     """
-    entries = [skill_entry(s, root, tokenizer=tokenizer) for s in skills]
+    known = figures or {}
+    entries = [skill_entry(s, root, tokenizer=tokenizer, figures=known.get(s.root)) for s in skills]
     entries.sort(key=lambda e: e["name"])
     for a, b in itertools.pairwise(entries):
         if a["name"] == b["name"]:

@@ -107,6 +107,22 @@ def common_skill_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Runtimes that load the skills (default: agentskills; 'all').",
         ),
         click.option("--quiet", "-q", is_flag=True, help="Print diagnostics only."),
+        click.option(
+            "--jobs",
+            "-j",
+            type=click.IntRange(min=0),
+            default=0,
+            metavar="N",
+            help="Processes checking skills (default 0: one per available CPU).",
+        ),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
+        click.option(
+            "--cache-dir",
+            type=click.Path(path_type=Path, file_okay=False),
+            metavar="DIR",
+            help="Where the result cache lives (default: $SKILLCHECK_CACHE_DIR, else"
+            " $XDG_CACHE_HOME/skillcheck, else .skillcheck_cache in the project root).",
+        ),
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -168,6 +184,9 @@ def lint(
     isolated,
     target,
     quiet,
+    jobs,
+    no_cache,
+    cache_dir,
     fmt,
     output,
     select,
@@ -194,7 +213,10 @@ def lint(
         strict=strict,
         tokenizer=tokenizer,
     )
-    result = run_lint(list(paths) or [Path(".")], settings)
+    _run_options(settings, jobs, no_cache or fix or diff, cache_dir)
+    settings.figures = fmt == "json" or statistics
+    # --fix and --diff edit the loaded documents: they keep them, in this process
+    result = run_lint(list(paths) or [Path(".")], settings, keep=bool(fix or diff))
     if diff:
         from skillcheck.fix import preview
 
@@ -258,14 +280,31 @@ def rule_command(code_or_slug: str) -> None:
 # --- catalog, pack, verify, unpack: built on the same lint run ---------------------------------
 
 
-def _lint_gate(paths, config_file, isolated, target, quiet, strict):
+def _run_options(settings, jobs: int, no_cache: bool, cache_dir: Path | None) -> None:
+    """--jobs and the result cache (not configuration: they change how, not what)."""
+    from skillcheck.engine import available_cpus
+
+    settings.jobs = jobs or available_cpus()
+    if no_cache:
+        settings.cache_dir = None
+    elif cache_dir is not None:
+        settings.cache_dir = cache_dir
+    else:
+        from skillcheck.cache import default_directory
+
+        settings.cache_dir = default_directory(settings.config_root or Path.cwd())
+
+
+def _lint_gate(paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict):
     """Lint before catalog/pack: refuse (exit 1) with the diagnostics on stderr when a skill
     has an error, or any finding under --strict."""
     from skillcheck.lint import lint as run_lint
     from skillcheck.report import ReportOptions, render
 
     settings = _settings(config_file, isolated, target, strict=strict)
-    result = run_lint(list(paths) or [Path(".")], settings)
+    _run_options(settings, jobs, no_cache, cache_dir)
+    settings.figures = True  # the manifest's token counts, as lint's budget rules count them
+    result = run_lint(list(paths) or [Path(".")], settings, keep=True)
     if result.failed(settings.strict):
         options = ReportOptions(
             cwd=Path.cwd(),
@@ -295,10 +334,11 @@ def _manifest(result, settings, paths):
     from skillcheck.catalog import build_manifest
 
     return build_manifest(
-        result.skills,
+        result.loaded,
         _catalog_root(paths),
         tokenizer=settings.options.get("tokenizer", "estimate"),
         generator=f"skillcheck {__version__}",
+        figures={skill.root: skill.figures for skill in result.skills},
     )
 
 
@@ -335,13 +375,17 @@ def _bundle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--strict", is_flag=True, default=None, help="Refuse on any finding.")
 @handle_errors
 @_bundle_errors
-def catalog(paths, config_file, isolated, target, quiet, fmt, output, strict) -> None:
+def catalog(
+    paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, fmt, output, strict
+) -> None:
     """Write the catalog manifest (an Agent Skills Discovery index) for loaders."""
     from skillcheck.catalog import dumps_manifest, render_markdown, render_xml
 
-    result, settings = _lint_gate(paths, config_file, isolated, target, quiet, strict)
+    result, settings = _lint_gate(
+        paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict
+    )
     if fmt == "xml":
-        _emit(render_xml(result.skills) + "\n", output)
+        _emit(render_xml(result.loaded) + "\n", output)
         return
     manifest = _manifest(result, settings, paths)
     if fmt == "markdown":
@@ -381,7 +425,20 @@ def catalog(paths, config_file, isolated, target, quiet, fmt, output, strict) ->
 @handle_errors
 @_bundle_errors
 def pack(
-    paths, config_file, isolated, target, quiet, output, fmt, well_known, base_url, strict, mtime
+    paths,
+    config_file,
+    isolated,
+    target,
+    quiet,
+    jobs,
+    no_cache,
+    cache_dir,
+    output,
+    fmt,
+    well_known,
+    base_url,
+    strict,
+    mtime,
 ) -> None:
     """Pack skills into a byte-reproducible bundle with a manifest and digests."""
     from skillcheck.bundle import pack_bundle, pack_well_known
@@ -390,15 +447,17 @@ def pack(
         raise UsageProblem("pack needs exactly one of --output FILE or --well-known DIR")
     if base_url and well_known is None:
         raise UsageProblem("--base-url goes with --well-known")
-    result, settings = _lint_gate(paths, config_file, isolated, target, quiet, strict)
+    result, settings = _lint_gate(
+        paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict
+    )
     manifest = _manifest(result, settings, paths)
     count = len(result.skills)
     if well_known is not None:
-        pack_well_known(result.skills, manifest, well_known, base_url=base_url, mtime=mtime)
+        pack_well_known(result.loaded, manifest, well_known, base_url=base_url, mtime=mtime)
         where = well_known
         digest = ""
     else:
-        digest = pack_bundle(result.skills, manifest, output, fmt=fmt, mtime=mtime)
+        digest = pack_bundle(result.loaded, manifest, output, fmt=fmt, mtime=mtime)
         where = output
     if not quiet:
         tail = f" ({digest})" if digest else ""

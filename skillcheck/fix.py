@@ -575,11 +575,14 @@ def _reload(skill: Skill, data: bytes) -> Skill:
 def _relint(skill: Skill, settings: Any) -> list[Diagnostic]:
     from skillcheck.lint import _per_path_filter, check_skill
     from skillcheck.rules import Context
+    from skillcheck.summary import summarise
     from skillcheck.suppress import apply_suppressions
 
     rules = settings.enabled()
     ctx = Context(targets=settings.targets, options=settings.options)
-    diagnostics = apply_suppressions(check_skill(skill, rules, ctx), [skill], rules, ctx)
+    diagnostics = check_skill(skill, rules, ctx)
+    summary = summarise(skill, diagnostics, ctx)
+    diagnostics = apply_suppressions(diagnostics, [summary], rules, ctx)
     ignored = _per_path_filter(settings)
     if ignored is not None:
         diagnostics = [d for d in diagnostics if not ignored(d)]
@@ -587,9 +590,10 @@ def _relint(skill: Skill, settings: Any) -> list[Diagnostic]:
 
 
 def plan_fixes(result: Any, settings: Any) -> list[FilePlan]:
-    """Compute, in memory, what ``--fix`` does to each SKILL.md of a lint result."""
+    """Compute, in memory, what ``--fix`` does to each SKILL.md of a lint result (one run
+    with ``keep=True``: the loaded skills are edited)."""
     plans: list[FilePlan] = []
-    for skill in result.skills:
+    for skill in result.loaded:
         doc = skill.doc
         if doc is None or skill.skill_md is None or doc.truncated:
             continue

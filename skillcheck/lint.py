@@ -1,5 +1,11 @@
 """Run the rules over skills: discover -> load -> check, then filter and sort.
 
+Skills are checked one at a time and reduced to a SkillSummary at once (streaming: a run
+over 10,000 skills never holds 10,000 parsed documents), in worker processes with
+``--jobs``, or taken from the result cache when their files are unchanged. Collection rules
+and suppressions then run over the summaries, in discovery order, so the output is the same
+however the skills were checked.
+
 The engine turns a rule's Finding into a Diagnostic: it keeps the finding only when it
 affects an active target (or is runtime-independent), takes the worst severity among the
 active targets, and records each target's load outcome for the report. A target whose loader
@@ -12,15 +18,23 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skillcheck.discover import Discovery, Problem, discover
-from skillcheck.load import load_skill
-from skillcheck.model import Diagnostic, Finding, Impact, Outcome, Severity, Skill, Span
-from skillcheck.report import display_path
+from skillcheck.model import (
+    Diagnostic,
+    Finding,
+    Impact,
+    Outcome,
+    Severity,
+    Skill,
+    SkillSummary,
+    Span,
+)
 from skillcheck.rules import Context, Rule, all_rules
 from skillcheck.targets import DEFAULT_TARGETS, TARGETS
 
@@ -57,6 +71,10 @@ class Settings:
     exclude: list[str] = field(default_factory=list)
     config_root: Path | None = None
     respect_gitignore: bool = True
+    jobs: int = 1  # processes checking skills; the command line defaults to the CPUs
+    cache_dir: Path | None = None  # the result cache's directory; None: no cache
+    # count tokens per tier of every skill (the JSON report and --statistics show them)
+    figures: bool = True
 
     def enabled(self) -> list[Rule]:
         rules = all_rules()
@@ -67,13 +85,18 @@ class Settings:
 
 @dataclass
 class LintResult:
-    skills: list[Skill]
+    skills: list[SkillSummary]
     diagnostics: list[Diagnostic]
     targets: tuple[str, ...]
     outcomes: dict[Path, dict[str, Outcome]]
     discovery: Discovery
     tokenizer: str = "estimate"  # the spec the budgets counted with
     fixed: int = 0  # findings resolved by --fix before this result was taken
+    # the loaded skills, in order, when asked for (catalog, pack and --fix reuse them)
+    loaded: list[Skill] = field(default_factory=list)
+    # how each skill's result was obtained: "checked", "cached" (unchanged files) or
+    # "content" (files touched but equal to the cached entry's)
+    how: Counter[str] = field(default_factory=Counter)
 
     def statistics_table(self) -> list[str]:
         """Tokens per tier and lines of each skill (``--statistics``), shared with SK6xx."""
@@ -81,10 +104,10 @@ class LintResult:
 
         return statistics_table(self.skills, self.tokenizer)
 
-    def for_skill(self, skill: Skill) -> list[Diagnostic]:
+    def for_skill(self, skill: Skill | SkillSummary) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.skill == skill.root]
 
-    def errors_for(self, skill: Skill) -> list[Diagnostic]:
+    def errors_for(self, skill: Skill | SkillSummary) -> list[Diagnostic]:
         return [d for d in self.for_skill(skill) if d.severity is Severity.ERROR]
 
     def failed(self, strict: bool) -> bool:
@@ -100,7 +123,7 @@ class LintResult:
 
 
 def make_diagnostic(
-    rule: Rule, finding: Finding, skill: Skill | None, targets: tuple[str, ...]
+    rule: Rule, finding: Finding, skill: Skill | SkillSummary | None, targets: tuple[str, ...]
 ) -> Diagnostic | None:
     """Apply the active targets to a finding; None when it affects none of them."""
     outcomes: dict[str, Outcome] = {}
@@ -217,7 +240,9 @@ def _cap_for_parity(diagnostics: list[Diagnostic], targets: tuple[str, ...]) -> 
     return diagnostics
 
 
-def check_collection(skills: list[Skill], rules: Iterable[Rule], ctx: Context) -> list[Diagnostic]:
+def check_collection(
+    skills: list[SkillSummary], rules: Iterable[Rule], ctx: Context
+) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for rule in rules:
         if rule.scope != "collection":
@@ -248,8 +273,14 @@ def _per_path_filter(settings: Settings) -> Any:
     return ignored
 
 
-def lint(paths: list[Path], settings: Settings) -> LintResult:
-    """Lint every skill under ``paths``. Raises PathError for a PATH that does not exist."""
+def lint(paths: list[Path], settings: Settings, *, keep: bool = False) -> LintResult:
+    """Lint every skill under ``paths``. Raises PathError for a PATH that does not exist.
+
+    ``keep`` also returns every Skill, loaded, in ``result.loaded``, for the commands that
+    go on to read the skills' files (catalog, pack, --fix). A skill checked in a worker or
+    taken from the cache is loaded again here; if it no longer holds what it was checked
+    from (edited meanwhile), it is checked again as loaded.
+    """
     found = discover(
         paths,
         exclude=settings.exclude,
@@ -258,12 +289,12 @@ def lint(paths: list[Path], settings: Settings) -> LintResult:
     )
     rules = settings.enabled()
     ctx = Context(targets=settings.targets, options=settings.options)
-    cwd = Path.cwd()
-    skills = [load_skill(root, display_path(root, cwd)) for root in found.skills]
-    diagnostics: list[Diagnostic] = []
-    for skill in skills:
-        diagnostics.extend(check_skill(skill, rules, ctx))
-    diagnostics.extend(check_collection(skills, rules, ctx))
+    from skillcheck.engine import check_all, collection_diagnostics
+
+    checked = check_all(found.skills, rules, ctx, settings, keep=keep)
+    skills = checked.summaries
+    diagnostics = [diag for skill in skills for diag in skill.diagnostics]
+    diagnostics.extend(collection_diagnostics(checked, rules, ctx))
     _add_walk_problems(found, skills)
     diagnostics.extend(_discovery_diagnostics(found, rules, ctx))
     from skillcheck.suppress import apply_suppressions
@@ -288,10 +319,12 @@ def lint(paths: list[Path], settings: Settings) -> LintResult:
         outcomes,
         found,
         tokenizer=str(settings.options.get("tokenizer") or "estimate"),
+        loaded=checked.loaded,
+        how=checked.how,
     )
 
 
-def _add_walk_problems(found: Discovery, skills: list[Skill]) -> None:
+def _add_walk_problems(found: Discovery, skills: list[SkillSummary]) -> None:
     """What the walk of a skill could not list is unchecked too (SK100): the search does not
     see it when PATH is a file inside the skill, and the walk has its own bounds."""
     seen = {problem.path for problem in found.problems}

@@ -12,7 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 from skillcheck.model import FileKind, Skill, SkillFile
-from skillcheck.parse import MAX_READ, parse_document
+
+MAX_READ = 8 * 1024 * 1024  # bytes of SKILL.md read at most
 
 SKILL_MD = "SKILL.md"
 MAX_WALK_DEPTH = 32
@@ -150,40 +151,49 @@ def find_skill_md(root: Path) -> Path | None:
     return None
 
 
-def walk(root: Path) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
-    """Every entry under ``root``, sorted, without following links; bounded in depth and count."""
-    files: list[SkillFile] = []
-    errors: list[tuple[Path, str]] = []
-    stack: list[tuple[Path, str, int]] = [(root, "", 0)]
+# one entry of a skill's listing, as lstat gives it:
+# (rel, kind, size, mode, link target, mtime_ns, ctime_ns, inode, absolute path)
+Entry = tuple[str, FileKind, int, int, "str | None", int, int, int, str]
+
+
+def scan(root: Path) -> tuple[list[Entry], list[tuple[str, str]]]:
+    """Every entry under ``root`` as plain tuples, sorted by rel path, without following
+    links; bounded in depth and count. The result cache compares these without building a
+    SkillFile per entry; ``walk`` builds them."""
+    entries: list[Entry] = []
+    errors: list[tuple[str, str]] = []
+    top = os.fspath(root)
+    stack: list[tuple[str, str, int]] = [(top, "", 0)]
     while stack:
         directory, prefix, depth = stack.pop()
         try:
             with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                listed = sorted(it, key=lambda e: e.name)
         except FileNotFoundError:
-            if directory == root:
+            if directory == top:
                 errors.append((directory, "No such file or directory"))
             continue  # a subfolder gone since it was listed holds nothing to check
         except OSError as exc:
             errors.append((directory, exc.strerror or str(exc)))
             continue
         subdirs = []
-        for entry in entries:
-            if len(files) >= MAX_WALK_ENTRIES:
+        for entry in listed:
+            if len(entries) >= MAX_WALK_ENTRIES:
                 errors.append(
                     (
                         directory,
                         f"more than {MAX_WALK_ENTRIES:,} entries; the rest were not checked",
                     )
                 )
-                return files, errors
-            rel = f"{prefix}{entry.name}"
+                entries.sort()
+                return entries, errors
+            name = entry.name
             try:
                 info = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue  # gone since the listing (an editor's temp file): nothing to check
             except OSError as exc:
-                errors.append((Path(entry.path), exc.strerror or str(exc)))
+                errors.append((entry.path, exc.strerror or str(exc)))
                 continue
             kind = kind_of(info.st_mode)
             link = None
@@ -192,23 +202,56 @@ def walk(root: Path) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
                     link = os.readlink(entry.path)
                 except OSError:
                     link = None
-            path = directory / entry.name  # half the cost of parsing entry.path again
-            files.append(SkillFile(path, rel, kind, info.st_size, info.st_mode, link))
-            if kind == "dir" and entry.name not in OPAQUE_DIRS:
+            rel = prefix + name
+            path = entry.path
+            entries.append(
+                (
+                    rel,
+                    kind,
+                    info.st_size,
+                    info.st_mode,
+                    link,
+                    info.st_mtime_ns,
+                    info.st_ctime_ns,
+                    info.st_ino,
+                    path,
+                )
+            )
+            if kind == "dir" and name not in OPAQUE_DIRS:
                 if depth + 1 >= MAX_WALK_DEPTH:
                     errors.append((path, f"deeper than {MAX_WALK_DEPTH} levels; not checked"))
                     continue
                 subdirs.append((path, rel + "/", depth + 1))
         stack.extend(reversed(subdirs))
-    files.sort(key=lambda f: f.rel)
-    return files, errors
+    entries.sort()
+    return entries, errors
 
 
-def load_skill(root: Path, display_root: str) -> Skill:
-    """Load one skill directory. Never raises for what the directory holds."""
+def walk(
+    root: Path, scanned: tuple[list[Entry], list[tuple[str, str]]] | None = None
+) -> tuple[list[SkillFile], list[tuple[Path, str]]]:
+    """Every entry under ``root`` as SkillFiles (see ``scan``, whose result may be given)."""
+    entries, errors = scanned if scanned is not None else scan(root)
+    files = [
+        SkillFile(Path(path), rel, kind, size, mode, link, mtime, ctime, inode)
+        for rel, kind, size, mode, link, mtime, ctime, inode, path in entries
+    ]
+    return files, [(Path(path), reason) for path, reason in errors]
+
+
+def load_skill(
+    root: Path,
+    display_root: str,
+    scanned: tuple[list[Entry], list[tuple[str, str]]] | None = None,
+) -> Skill:
+    """Load one skill directory. Never raises for what the directory holds.
+
+    ``scanned`` is ``scan(root)`` when the caller already listed the directory (the result
+    cache looks at the listing before deciding to load).
+    """
     skill_md = find_skill_md(root)
     skill = Skill(root=root, display_root=display_root, skill_md=skill_md, doc=None)
-    skill.files, skill.walk_errors = walk(root)
+    skill.files, skill.walk_errors = walk(root, scanned)
     if skill_md is None:
         skill.read_error = "no SKILL.md"
         return skill
@@ -247,6 +290,9 @@ def load_skill(root: Path, display_root: str) -> Skill:
     except OSError as exc:
         skill.read_error = f"unreadable: {exc.strerror or exc}"
         return skill
+    # imported here: a run whose skills all come from the result cache never needs yaml
+    from skillcheck.parse import parse_document
+
     skill.doc = parse_document(skill_md, raw, size)
     return skill
 

@@ -248,6 +248,11 @@ class SkillFile:
     size: int = 0
     mode: int = 0
     link_target: str | None = None  # for symlinks: what the link says
+    # the rest of the lstat identity, for the result cache: a change to any of them
+    # (an edit, a checkout, a chmod) means the file may have changed
+    mtime_ns: int = 0
+    ctime_ns: int = 0
+    inode: int = 0
 
 
 @dataclass
@@ -288,3 +293,61 @@ class Skill:
         fm = self.doc.frontmatter if self.doc else None
         value = fm.values.get("description") if fm else None
         return value if isinstance(value, str) else None
+
+
+# --- what the engine keeps of a skill once it is checked -----------------------------------
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Tokens per tier and body lines of a skill, for reports and the collection budget."""
+
+    catalog: int | None  # name + description; None without a string description
+    body: int
+    references: int
+    lines: int
+
+
+@dataclass
+class SkillSummary:
+    """A checked skill, reduced to what the rest of a run needs: its diagnostics, what the
+    collection rules compare (names, descriptions, nested SKILL.md files), its suppression
+    comments, and the source lines reports quote. Small and plain, so a worker process can
+    send it back, the result cache can store it, and a run over 10,000 skills does not hold
+    10,000 parsed documents.
+    """
+
+    root: Path
+    display_root: str
+    skill_md: Path | None
+    has_doc: bool  # SKILL.md was read
+    name: str | None  # the declared name, when a string
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    walk_errors: list[tuple[Path, str]] = field(default_factory=list)
+    # the frontmatter parsed to a mapping (field rules ran): the spans below are meaningful
+    usable: bool = False
+    name_span: Span | None = None  # of the name's value
+    description: str | None = None  # when a string in a usable frontmatter
+    description_span: Span | None = None
+    description_stems: frozenset[str] = frozenset()  # SK802's content words
+    nested: list[Path] = field(default_factory=list)  # SKILL.md files below the root
+    suppressions: list[Any] = field(default_factory=list)  # suppress.Suppression
+    figures: Figures | None = None  # computed when a report or SK608 needs them
+    # source lines that reports quote: {path: {line number: text}}
+    lines: dict[Path, dict[int, str]] = field(default_factory=dict)
+    # what the summary was computed from (cache.inputs_of: the listing and the digest of every
+    # file the rules read), when the run keeps skills or caches: a skill loaded again later
+    # (for pack) is checked against it. Not part of the cached summary itself.
+    inputs: dict[str, Any] | None = field(default=None, compare=False)
+
+    @property
+    def dir_name(self) -> str:
+        return self.root.name
+
+    @property
+    def key_name(self) -> str | None:
+        """The name a loader registers the skill under: the declared name, else the directory."""
+        return self.name or (self.dir_name if self.has_doc else None)
+
+    def line(self, path: Path, number: int) -> str | None:
+        return self.lines.get(path, {}).get(number)

@@ -25,7 +25,6 @@ try:  # libyaml is ~10x faster; the pure-Python parser gives the same events and
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-MAX_READ = 8 * 1024 * 1024  # bytes of SKILL.md read at most
 MAX_FRONTMATTER = 1024 * 1024  # characters of YAML parsed at most
 MAX_EVENTS = 200_000  # YAML events composed at most
 MAX_DEPTH = 64  # nesting of YAML collections

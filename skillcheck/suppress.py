@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from skillcheck.model import Diagnostic, Pos, Skill, Span
+from skillcheck.model import Diagnostic, Pos, Skill, SkillSummary, Span
 from skillcheck.rules import Context, Rule, get_rule
 
 MARKER = "skillcheck-disable"
@@ -159,17 +159,21 @@ def find_suppressions(skill: Skill) -> list[Suppression]:
 
 
 def apply_suppressions(
-    diagnostics: list[Diagnostic], skills: list[Skill], rules: list[Rule], ctx: Context
+    diagnostics: list[Diagnostic], skills: list[SkillSummary], rules: list[Rule], ctx: Context
 ) -> list[Diagnostic]:
     """Drop suppressed diagnostics; add SK120 for suppressions that silenced nothing.
 
-    A code counts as unused only when its rule ran (an ignored rule cannot prove a
-    suppression stale); a code-less comment is unused when it silenced nothing at all.
+    The comments come from each skill's summary (found when it was checked), so collection
+    diagnostics can be silenced too. A code counts as unused only when its rule ran (an
+    ignored rule cannot prove a suppression stale); a code-less comment is unused when it
+    silenced nothing at all.
     """
     by_file: dict = {}
-    found_for: list[tuple[Skill, list[Suppression]]] = []
+    found_for: list[tuple[SkillSummary, list[Suppression]]] = []
     for skill in skills:
-        found = find_suppressions(skill)
+        found = skill.suppressions
+        for suppression in found:  # a summary's comments start each run unused
+            suppression.used, suppression.unused, suppression.unused_all = set(), [], False
         if found and skill.skill_md is not None:
             by_file[skill.skill_md] = found
             found_for.append((skill, found))

@@ -16,6 +16,19 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _result_cache_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory):
+    """Every run in the suite (in-process or a subprocess) caches into one temporary
+    directory: nothing is written into the checkout, and every test also exercises the cache."""
+    old = os.environ.get("SKILLCHECK_CACHE_DIR")
+    os.environ["SKILLCHECK_CACHE_DIR"] = str(tmp_path_factory.mktemp("skillcheck-cache"))
+    yield
+    if old is None:
+        os.environ.pop("SKILLCHECK_CACHE_DIR", None)
+    else:
+        os.environ["SKILLCHECK_CACHE_DIR"] = old
+
+
 def skillcheck_command() -> list[str]:
     """The installed console script (end-to-end tests run what users run)."""
     found = shutil.which("skillcheck")

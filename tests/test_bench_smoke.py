@@ -17,6 +17,7 @@ GENERATE = ROOT / "bench" / "generate.py"
 
 ROWS = [
     "lint cold, 20 skills",
+    "lint cold --jobs 1, 20 skills",
     "lint warm, 20 skills, nothing changed",
     "lint warm, 20 skills, one skill edited",
     "peak RSS, lint 20 skills (largest process)",

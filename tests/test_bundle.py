@@ -758,7 +758,7 @@ def test_pack_ships_the_bytes_lint_checked(tmp_path: Path) -> None:
 
     root = tmp_path / "skills" / "demo"
     write_tree(root, {"SKILL.md": (SKILL_MD, False), "notes.md": (b"v1", False)})
-    skills = lint([root.parent], Settings()).skills
+    skills = lint([root.parent], Settings(), keep=True).loaded
     manifest = build_manifest(skills, root.parent, generator=GENERATOR)
     (root / "notes.md").write_bytes(b"v2")
     pack_bundle(skills, manifest, tmp_path / "out.tar.gz")

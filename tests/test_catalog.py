@@ -370,11 +370,11 @@ def test_a_file_vanishing_after_the_walk_is_left_out_of_the_catalog_and_pack_ref
     )
     (skill_dir / "references" / "guide.md").write_text("# Guide\n")
     (skill_dir / ".SKILL.md.tmp").write_text("half-written\n")
-    result = lint([root], Settings())
+    result = lint([root], Settings(), keep=True)
     (skill_dir / ".SKILL.md.tmp").unlink()
-    manifest = build_manifest(result.skills, root, generator="skillcheck test")
+    manifest = build_manifest(result.loaded, root, generator="skillcheck test")
     paths = [f["path"] for f in manifest["skills"][0]["files"]]
     assert paths == ["SKILL.md", "references/guide.md"]
     with pytest.raises(BundleError, match="changed since the manifest was built"):
-        pack_bundle(result.skills, manifest, tmp_path / "out.tar.gz")
+        pack_bundle(result.loaded, manifest, tmp_path / "out.tar.gz")
     assert not (tmp_path / "out.tar.gz").exists()

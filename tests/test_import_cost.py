@@ -11,8 +11,10 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from conftest import write_skill
 
 HEAVY = ("yaml", "jsonschema", "markdown_it")
 
@@ -73,7 +75,8 @@ def test_version_through_the_installed_script_imports_no_heavy_module() -> None:
     assert _heavy(imported) == []
 
 
-def test_the_heavy_modules_are_imported_when_needed() -> None:
-    """The probe can see them: linting does import yaml (so the test above can fail)."""
-    _out, modules = _modules_after("lint", "--isolated", "--format", "json", "/nonexistent")
+def test_the_heavy_modules_are_imported_when_needed(tmp_path: Path) -> None:
+    """The probe can see them: linting a skill imports yaml (so the test above can fail)."""
+    skill = write_skill(tmp_path, "pdf-tools")
+    _out, modules = _modules_after("lint", "--isolated", "--no-cache", str(skill))
     assert "yaml" in modules

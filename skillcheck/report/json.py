@@ -36,14 +36,15 @@ def document(result, options: ReportOptions) -> dict:
         if diag.skill is not None:
             per_skill.setdefault(diag.skill, dict.fromkeys(("error", "warning", "info"), 0))
             per_skill[diag.skill][str(diag.severity)] += 1
-    from skillcheck.rules.budgets import skill_figures
-
     skills = []
     catalog_total = 0
     for skill in result.skills:
-        # the same cached figures the budget rules checked (DESIGN §6: tokens per tier)
-        figures = skill_figures(skill, result.tokenizer)
-        catalog_total += figures.catalog_tokens or 0
+        # the figures the budget rules checked (DESIGN §6: tokens per tier), counted when the
+        # skill was checked: the lint run must have been asked for them (Settings.figures)
+        figures = skill.figures
+        if figures is None:
+            raise ValueError("the JSON report needs a lint run with Settings.figures")
+        catalog_total += figures.catalog or 0
         skills.append(
             {
                 "path": rel(skill.root, options.cwd),
@@ -51,11 +52,11 @@ def document(result, options: ReportOptions) -> dict:
                 "outcomes": {t: str(o) for t, o in result.outcomes[skill.root].items()},
                 "counts": per_skill.get(skill.root, dict.fromkeys(("error", "warning", "info"), 0)),
                 "tokens": {
-                    "catalog": figures.catalog_tokens,
-                    "body": figures.body_tokens,
-                    "references": sum(r.tokens for r in figures.references),
+                    "catalog": figures.catalog,
+                    "body": figures.body,
+                    "references": figures.references,
                 },
-                "lines": figures.body_lines,
+                "lines": figures.lines,
             }
         )
     return {

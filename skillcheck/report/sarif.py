@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import quote_from_bytes
 
 from skillcheck import __version__
-from skillcheck.model import Diagnostic, Fix, Severity, Skill
+from skillcheck.model import Diagnostic, Fix, Severity, SkillSummary
 from skillcheck.report import ReportOptions, repository_root, safe
 
 SCHEMA_URI = (
@@ -75,34 +75,15 @@ def _rules_metadata() -> tuple[list[dict], dict[str, int]]:
 
 
 class _Lines:
-    """The text of a diagnostic's line, for fingerprints; each file is decoded once."""
+    """The text of a diagnostic's line, for fingerprints, as kept in its skill's summary."""
 
-    def __init__(self, skills: list[Skill]) -> None:
+    def __init__(self, skills: list[SkillSummary]) -> None:
         self.skills = {skill.root: skill for skill in skills}
-        self.cache: dict[Path, list[str]] = {}
 
     def line(self, diag: Diagnostic) -> str:
-        if diag.path not in self.cache:
-            self.cache[diag.path] = self._read(diag)
-        lines = self.cache[diag.path]
-        return lines[diag.line - 1] if 1 <= diag.line <= len(lines) else ""
-
-    def _read(self, diag: Diagnostic) -> list[str]:
         skill = self.skills.get(diag.skill) if diag.skill is not None else None
-        if skill is None:
-            return []
-        if skill.doc is not None and skill.doc.path == diag.path:
-            return skill.doc.lines
-        from skillcheck.load import read_file
-
-        try:
-            entry = skill.file(diag.path.relative_to(skill.root).as_posix())
-        except ValueError:
-            return []
-        data = read_file(skill, entry) if entry is not None else None
-        if data is None:
-            return []
-        return [line.rstrip("\r") for line in data.decode("utf-8", "replace").split("\n")]
+        text = skill.line(diag.path, diag.line) if skill is not None else None
+        return text or ""
 
 
 def _fix(fix: Fix, location: dict) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from skillcheck.model import Diagnostic, Severity
 from skillcheck.report import ReportOptions, inert_lines, rel, safe
@@ -16,18 +17,10 @@ def _paint(text: str, code: str, on: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if on else text
 
 
-def _line_of(path: Path, line: int, cache: dict[Path, list[str] | None], result) -> str | None:
-    if path not in cache:
-        lines = None
-        for skill in result.skills:
-            if skill.doc is not None and skill.doc.path == path:
-                lines = skill.doc.lines
-                break
-        cache[path] = lines
-    lines = cache[path]
-    if lines is None or not 1 <= line <= len(lines):
-        return None
-    return lines[line - 1]
+def _line_of(path: Path, line: int, by_file: dict[Path, Any]) -> str | None:
+    """The SKILL.md line a diagnostic points at, as kept in its skill's summary."""
+    skill = by_file.get(path)
+    return skill.line(path, line) if skill is not None else None
 
 
 def _excerpt(diag: Diagnostic, source: str, color: bool) -> list[str]:
@@ -54,7 +47,7 @@ def _excerpt(diag: Diagnostic, source: str, color: bool) -> list[str]:
 
 def render(result, options: ReportOptions) -> str:
     out: list[str] = []
-    cache: dict[Path, list[str] | None] = {}
+    by_file = {s.skill_md: s for s in result.skills if s.has_doc and s.skill_md is not None}
     color = options.color
     for diag in result.diagnostics:
         where = f"{safe(rel(diag.path, options.cwd))}:{diag.line}:{diag.column}:"
@@ -65,7 +58,7 @@ def render(result, options: ReportOptions) -> str:
         )
         if options.quiet:
             continue
-        source = _line_of(diag.path, diag.line, cache, result)
+        source = _line_of(diag.path, diag.line, by_file)
         if source is not None and diag.code not in NO_EXCERPT:
             out.extend(_excerpt(diag, source, color))
         if diag.help:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from skillcheck.load import read_text
 from skillcheck.markdown import is_markdown
-from skillcheck.model import Finding, Impact, Outcome, Pos, Severity, Skill, Span
+from skillcheck.model import Finding, Impact, Outcome, Pos, Severity, Skill, SkillSummary, Span
 from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
 from skillcheck.targets import every
 from skillcheck.tokens import DEFAULT_TOKENIZER, EstimateTokenizer, Tokenizer, get_tokenizer
@@ -559,16 +559,18 @@ def skill_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     """,
     scope="collection",
 )
-def collection_catalog_tokens(skills: list[Skill], ctx: Context) -> Iterator[tuple[Skill, Finding]]:
+def collection_catalog_tokens(
+    skills: list[SkillSummary], ctx: Context
+) -> Iterator[tuple[SkillSummary, Finding]]:
     limit = budget(ctx, "collection-catalog-tokens", None)
     if limit is None:
         return
     spec = tokenizer_spec(ctx)
     counted = []
     for skill in skills:
-        if skill.doc is None:
+        if not skill.has_doc or skill.figures is None:
             continue
-        count = skill_figures(skill, spec).catalog_tokens
+        count = skill.figures.catalog  # counted when the skill was checked (summary.summarise)
         if count is not None:
             counted.append((count, skill))
     total = sum(count for count, _skill in counted)
@@ -584,7 +586,7 @@ def collection_catalog_tokens(skills: list[Skill], ctx: Context) -> Iterator[tup
             f" collection budget of {limit} ({spec}); this skill's is the largest ({top_count})"
             + (f", then {others}" if others else "")
             + ": shorten the longest descriptions",
-            span=_description_span(top),
+            span=top.description_span or Span(Pos(1, 1), Pos(1, 4)),
         ),
     )
 
@@ -592,7 +594,7 @@ def collection_catalog_tokens(skills: list[Skill], ctx: Context) -> Iterator[tup
 # --- statistics ------------------------------------------------------------------------------
 
 
-def statistics_table(skills: list[Skill], spec: str = DEFAULT_TOKENIZER) -> list[str]:
+def statistics_table(skills: list[SkillSummary], spec: str = DEFAULT_TOKENIZER) -> list[str]:
     """``--statistics``: tokens per tier and body lines of each skill, and the catalog total."""
     from skillcheck.report import safe
 
@@ -601,18 +603,18 @@ def statistics_table(skills: list[Skill], spec: str = DEFAULT_TOKENIZER) -> list
     total = 0
     for skill in skills:
         name = safe(skill.display_root)
-        if skill.doc is None:
+        fig = skill.figures
+        if not skill.has_doc or fig is None:
             rows.append((name, "-", "-", "-", "-"))
             continue
-        fig = skill_figures(skill, spec)
-        total += fig.catalog_tokens or 0
+        total += fig.catalog or 0
         rows.append(
             (
                 name,
-                f"{fig.catalog_tokens:,}" if fig.catalog_tokens is not None else "-",
-                f"{fig.body_tokens:,}",
-                f"{fig.reference_tokens:,}",
-                f"{fig.body_lines:,}",
+                f"{fig.catalog:,}" if fig.catalog is not None else "-",
+                f"{fig.body:,}",
+                f"{fig.references:,}",
+                f"{fig.lines:,}",
             )
         )
     if not rows:

@@ -1,4 +1,9 @@
-"""SK8xx: rules over the whole set of skills linted together."""
+"""SK8xx: rules over the whole set of skills linted together.
+
+They read each skill's SkillSummary (names, descriptions and their spans, nested SKILL.md
+files), never the skill itself: summaries come back from worker processes and from the
+result cache, and a collection rule must see every skill however it was checked.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +13,9 @@ import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
-from skillcheck.model import Finding, Outcome, Pos, Severity, Skill, Span
-from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
+from skillcheck.model import Finding, Outcome, Pos, Severity, SkillSummary, Span
+from skillcheck.rules.base import Context, rule
 from skillcheck.targets import TARGETS, impacts
-
-
-def skill_key_name(skill: Skill) -> str | None:
-    """The name a loader registers the skill under: the declared name, else the directory."""
-    return skill.name or (skill.dir_name if skill.doc is not None else None)
 
 
 @rule(
@@ -42,19 +42,19 @@ def skill_key_name(skill: Skill) -> str | None:
     """,
     scope="collection",
 )
-def duplicate_name(skills: list[Skill], ctx: Context) -> Iterator[tuple[Skill, Finding]]:
-    first: dict[str, Skill] = {}
+def duplicate_name(
+    skills: list[SkillSummary], ctx: Context
+) -> Iterator[tuple[SkillSummary, Finding]]:
+    first: dict[str, SkillSummary] = {}
     for skill in skills:
-        name = skill_key_name(skill)
+        name = skill.key_name
         if name is None:
             continue
         if name not in first:
             first[name] = skill
             continue
         other = first[name]
-        fm = usable_frontmatter(skill)
-        node = fm.node("name") if fm else None
-        span = value_span(node.resolved()) if node is not None else None
+        span = skill.name_span
         finding = Finding(
             f"the name {name!r} is also used by {other.display_root}; loaders keep only one of"
             " them, rename one",
@@ -123,19 +123,28 @@ def similar_pairs(
     for words in sets:
         for word in words:
             frequency[word] = frequency.get(word, 0) + 1
+    # each set as an int with one bit per word: an intersection is an AND and a popcount,
+    # without building a set for every candidate pair
+    bits = {word: 1 << k for k, word in enumerate(frequency)}
+    masks = [0] * len(sets)
+    sizes = [len(words) for words in sets]
     first_of: dict[frozenset[str], int] = {}
     index: dict[str, list[int]] = {}
     for i, words in enumerate(sets):
-        if len(words) < MIN_WORDS:
+        size = sizes[i]
+        if size < MIN_WORDS:
             continue
         if words in first_of:
             found[i] = (first_of[words], 1.0)
             continue
         first_of[words] = i
+        mask = 0
+        for word in words:
+            mask |= bits[word]
+        masks[i] = mask
         ordered = sorted(words, key=lambda w: (frequency[w], w))
-        size = len(ordered)
         prefix = ordered[: size - math.ceil(threshold * size) + 1]
-        best: tuple[int, float] | None = None
+        best, best_score = -1, 0.0
         seen: set[int] = set()
         low, high = threshold * size, size / threshold
         for word in prefix:
@@ -145,17 +154,16 @@ def similar_pairs(
                 seen.add(j)
                 if len(seen) > MAX_CANDIDATES:
                     break
-                other = sets[j]
-                if not low <= len(other) <= high:
+                other = sizes[j]
+                if not low <= other <= high:
                     continue  # sizes alone rule the pair out
-                # Jaccard similarity, inline: this runs for every candidate pair
-                shared = len(words & other)
-                score = shared / (size + len(other) - shared)
-                if score >= threshold and (best is None or score > best[1]):
-                    best = (j, score)
+                shared = (mask & masks[j]).bit_count()
+                score = shared / (size + other - shared)  # Jaccard similarity
+                if score >= threshold and (best < 0 or score > best_score):
+                    best, best_score = j, score
             index.setdefault(word, []).append(i)
-        if best is not None:
-            found[i] = best
+        if best >= 0:
+            found[i] = (best, best_score)
     return found
 
 
@@ -195,32 +203,27 @@ def similar_pairs(
     scope="collection",
 )
 def near_duplicate_description(
-    skills: list[Skill], ctx: Context
-) -> Iterator[tuple[Skill, Finding]]:
-    entries: list[tuple[Skill, str]] = []
-    for skill in skills:
-        fm = usable_frontmatter(skill)
-        description = skill.description
-        if fm is not None and description is not None and fm.node("description") is not None:
-            entries.append((skill, description))
-    sets = [description_words(text) for _skill, text in entries]
+    skills: list[SkillSummary], ctx: Context
+) -> Iterator[tuple[SkillSummary, Finding]]:
+    # the word sets were computed when each skill was checked (summary.summarise)
+    entries = [s for s in skills if s.description is not None and s.description_span]
+    sets = [skill.description_stems for skill in entries]
     for later, (earlier, score) in sorted(similar_pairs(sets).items()):
-        skill, other = entries[later][0], entries[earlier][0]
-        if skill_key_name(skill) == skill_key_name(other):
+        skill, other = entries[later], entries[earlier]
+        if skill.key_name == other.key_name:
             continue  # SK801 reports the duplicate name
         common = sets[later] & sets[earlier]
-        pairs = _content_words(entries[later][1])
+        pairs = _content_words(skill.description or "")
         shared = list(dict.fromkeys(word for stem, word in pairs if stem in common))
         words = ", ".join(shared[:6]) + (", …" if len(shared) > 6 else "")
-        node = usable_frontmatter(skill).node("description")  # type: ignore[union-attr]
         yield (
             skill,
             Finding(
                 f"the description shares {score:.0%} of its content words with that of"
-                f" {skill_key_name(other)!r} ({other.display_root}; shared: {words});"
+                f" {other.key_name!r} ({other.display_root}; shared: {words});"
                 " agents cannot tell which to use: say what sets this skill apart, or merge"
                 " the two",
-                span=value_span(node.resolved()),
+                span=skill.description_span,  # type: ignore[arg-type]
             ),
         )
 
@@ -255,17 +258,17 @@ def near_duplicate_description(
     """,
     scope="collection",
 )
-def nested_skill(skills: list[Skill], ctx: Context) -> Iterator[tuple[Skill, Finding]]:
+def nested_skill(
+    skills: list[SkillSummary], ctx: Context
+) -> Iterator[tuple[SkillSummary, Finding]]:
     by_root = {skill.root: skill for skill in skills}
     seen: set[Path] = set()
     # outermost skills first, so a skill nested two levels deep is attributed once, to the
     # innermost skill that contains it
-    nested: dict[Path, Skill] = {}
+    nested: dict[Path, SkillSummary] = {}
     for skill in sorted(skills, key=lambda s: len(s.root.parts)):
-        for entry in skill.files:
-            if "/" not in entry.rel or entry.rel.rsplit("/", 1)[1].lower() != "skill.md":
-                continue
-            nested[entry.path] = skill  # deeper containers overwrite: the innermost wins
+        for path in skill.nested:
+            nested[path] = skill  # deeper containers overwrite: the innermost wins
     for path in sorted(nested):
         if path in seen:
             continue

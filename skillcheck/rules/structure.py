@@ -13,6 +13,7 @@ from skillcheck.model import (
     Pos,
     Severity,
     Skill,
+    SkillSummary,
     Span,
 )
 from skillcheck.rules.base import Context, first_line_span, fixes, rule, usable_frontmatter
@@ -1048,7 +1049,7 @@ def skill_md_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     """,
     scope="suppression",
 )
-def unused_suppression(skill: Skill, ctx: Context, suppressions: list) -> Iterator[Finding]:
+def unused_suppression(skill: SkillSummary, ctx: Context, suppressions: list) -> Iterator[Finding]:
     for sup in suppressions:
         for word, span in sup.unknown:
             yield Finding(

@@ -1,0 +1,401 @@
+"""The result cache: a skill's summary (its diagnostics and what collection rules compare),
+kept between runs so an unchanged skill is not read or checked again.
+
+Layout: ``<cache dir>/<run key>/<skill key>.json``, one small JSON file per skill, so a
+one-skill pre-commit run reads one file, concurrent runs never lose each other's entries, and
+a damaged file costs one entry. The *run key* hashes everything besides the skill's own files
+that shapes its results: skillcheck's version and source files, the Python version, the
+working directory (paths are shown relative to it), the enabled rules, targets and options,
+and the content of a configured ``frontmatter-schema``. Collection rules (SK8xx, SK608) and
+suppressions are recomputed on every run from the summaries, cached or not.
+
+An entry is used when the skill's files are unchanged:
+
+- **identity**: the lstat of every entry under the skill (size, mode, mtime, ctime, inode,
+  link target) matches. Entries written while a file was younger than two seconds never match
+  on identity (a same-tick edit could go unseen, as git's "racily clean" entries), and
+- **content**, when identity differs (a fresh checkout, a ``touch``): the listing matches
+  without times, and every file the rules read has the same BLAKE2 digest as when the entry
+  was made. The rules are deterministic, so equal inputs give equal results; files no rule
+  read (an asset) matter only through the listing.
+
+The cache is JSON, never pickle: a planted cache file can at most be ignored. Anything wrong
+with it (unparseable, wrong format or version, a field of the wrong type, an unwritable
+directory) makes the entry a miss; it is never trusted and never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from skillcheck import __version__
+from skillcheck.model import Skill, SkillSummary
+
+FORMAT = 1
+RACY_NS = 2_000_000_000  # files changed this recently are checked by content next time
+KEEP_RUN_KEYS = 8  # run-key directories kept; older ones are removed
+CACHE_DIR_NAME = ".skillcheck_cache"
+
+_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by skillcheck.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
+def default_directory(project_root: Path) -> Path:
+    """``$SKILLCHECK_CACHE_DIR``, else ``$XDG_CACHE_HOME/skillcheck``, else
+    ``.skillcheck_cache`` in the project root (where the configuration is, else the working
+    directory)."""
+    explicit = os.environ.get("SKILLCHECK_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "skillcheck"
+    return project_root / CACHE_DIR_NAME
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _text_digest(value: Any) -> str:
+    return _digest(repr(value).encode("utf-8", "surrogateescape"))
+
+
+def _code_fingerprint() -> list[tuple[str, int, int]]:
+    """Size and mtime of every module of skillcheck: an edited checkout (same version
+    string) never reuses results of the code it replaced."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    out = []
+    for directory, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json")):
+                path = os.path.join(directory, name)
+                with contextlib.suppress(OSError):
+                    info = os.stat(path)
+                    out.append((os.path.relpath(path, package), info.st_size, info.st_mtime_ns))
+    return out
+
+
+def run_key(
+    rule_codes: list[str], targets: tuple[str, ...], options: dict[str, Any], cwd: Path
+) -> str:
+    """What besides a skill's own files decides its results, hashed."""
+    schema = options.get("frontmatter-schema")
+    schema_digest = None
+    if schema:
+        try:
+            with open(schema, "rb") as handle:
+                schema_digest = _digest(handle.read())
+        except OSError:
+            schema_digest = "unreadable"
+    parts = (
+        FORMAT,
+        __version__,
+        _code_fingerprint(),
+        sys.version,
+        sys.platform,
+        os.fsencode(str(cwd)),
+        sorted(rule_codes),
+        targets,
+        json.dumps(options, sort_keys=True, default=str),
+        schema_digest,
+    )
+    return _text_digest(parts)[:24]
+
+
+Listing = tuple[list[Any], list[tuple[str, str]]]  # load.scan's (entries, errors)
+
+
+def listing_of(skill: Skill) -> Listing:
+    """A loaded skill's listing in ``load.scan``'s form."""
+    entries = [
+        (f.rel, f.kind, f.size, f.mode, f.link_target, f.mtime_ns, f.ctime_ns, f.inode, str(f.path))
+        for f in skill.files
+    ]
+    return entries, [(str(path), reason) for path, reason in skill.walk_errors]
+
+
+def _links(entries: list[Any]) -> list[tuple[str, str, bool]]:
+    """Where each symlink leads and whether that exists: rules tell a dangling link from one
+    that escapes the skill, which the link's own lstat does not show."""
+    return [
+        (e[0], os.path.realpath(e[8]), os.path.exists(e[8])) for e in entries if e[1] == "symlink"
+    ]
+
+
+def identity(listing: Listing) -> str:
+    """The listing with every entry's lstat identity (times and inode included)."""
+    entries, errors = listing
+    return _text_digest(([e[:8] for e in entries], _links(entries), errors))
+
+
+def shape(listing: Listing) -> str:
+    """The listing without times or inodes: what a fresh checkout of the same files keeps."""
+    entries, errors = listing
+    return _text_digest(([e[:5] for e in entries], _links(entries), errors))
+
+
+def reads_of(skill: Skill) -> dict[str, Any]:
+    """What the rules read of ``skill``: SKILL.md's bytes (or why it could not be read) and
+    the digest of every file read through ``load.read_file``."""
+    doc = skill.doc
+    return {
+        "skill_md": None if doc is None else _digest(doc.raw),
+        "read_error": skill.read_error,
+        "files": sorted(
+            [rel, None if data is None else _digest(data)] for rel, data in skill.contents.items()
+        ),
+    }
+
+
+def inputs_of(skill: Skill) -> dict[str, Any]:
+    """What a checked skill's results depend on besides the run key: its listing without
+    times, and what the rules read (see ``same_content``)."""
+    return {"shape": shape(listing_of(skill)), "reads": reads_of(skill)}
+
+
+def input_digest(record: dict[str, Any]) -> str | None:
+    """What a skill's summary was computed from (its listing and the digests of what the
+    rules read), as one digest; None for a damaged entry."""
+    try:
+        return _text_digest((record["shape"], record["reads"]))
+    except (KeyError, TypeError):
+        return None
+
+
+def same_content(skill: Skill, record: dict[str, Any]) -> bool:
+    """Whether ``skill`` (loaded, unchecked) holds what the entry ``record`` was made from.
+    Files are read through ``load.read_file``, so a mismatch leaves them read for the rules."""
+    from skillcheck.load import read_file
+
+    try:
+        if record["shape"] != shape(listing_of(skill)):
+            return False
+        reads = record["reads"]
+        doc = skill.doc
+        if reads["read_error"] != skill.read_error:
+            return False
+        if reads["skill_md"] != (None if doc is None else _digest(doc.raw)):
+            return False
+        by_rel = {f.rel: f for f in skill.files}
+        for rel, digest in reads["files"]:
+            entry = by_rel.get(rel)
+            data = read_file(skill, entry) if entry is not None else None
+            if digest != (None if data is None else _digest(data)):
+                return False
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+class ResultCache:
+    """One run's view of the cache directory: entries for the run key."""
+
+    def __init__(self, directory: Path, key: str) -> None:
+        self.directory = Path(directory)
+        self.key = key
+        self.folder = self.directory / key
+        self.started_ns = time.time_ns()
+        self.writable = True
+        self.prepared = False  # the folder exists
+
+    def _file(self, root: Path) -> str:
+        name = hashlib.blake2b(os.fsencode(str(root)), digest_size=16).hexdigest()
+        return os.path.join(self.folder, name + ".json")
+
+    def load(self, root: Path) -> dict[str, Any] | None:
+        """The raw entry for ``root``, or None (absent, unreadable, damaged, another root)."""
+        try:
+            fd = os.open(self._file(root), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = json.loads(b"".join(chunks))
+        except (OSError, ValueError, RecursionError):
+            return None
+        finally:
+            os.close(fd)
+        if (
+            type(data) is not dict
+            or data.get("format") != FORMAT
+            or data.get("version") != __version__
+            or data.get("root") != str(root)
+        ):
+            return None
+        return data
+
+    def summary_of(self, record: dict[str, Any], figures: bool) -> SkillSummary | None:
+        """The entry's summary, or None when it is damaged or lacks figures a report needs."""
+        from skillcheck.summary import from_json
+
+        if figures and not record.get("figures"):
+            return None
+        try:
+            return from_json(record["summary"])
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError):
+            return None
+
+    def lookup(
+        self, root: Path, listing: Listing, figures: bool
+    ) -> tuple[SkillSummary | None, dict[str, Any] | None]:
+        """(the summary when the files are unchanged by identity, the raw entry if any)."""
+        record = self.load(root)
+        if record is None:
+            return None, None
+        if record.get("identity") is not None and record["identity"] == identity(listing):
+            summary = self.summary_of(record, figures)
+            if summary is not None:
+                return summary, record
+        return None, record
+
+    def record(
+        self, skill: Skill, summary: SkillSummary, inputs: dict[str, Any], figures: bool
+    ) -> dict[str, Any]:
+        """The entry for ``skill``, checked into ``summary`` from ``inputs`` (``inputs_of``)."""
+        from skillcheck.summary import to_json
+
+        return {
+            "format": FORMAT,
+            "version": __version__,
+            "root": str(skill.root),
+            "identity": self._identity_unless_racy(listing_of(skill)),
+            "shape": inputs["shape"],
+            "reads": inputs["reads"],
+            "figures": figures,
+            "summary": to_json(summary),
+        }
+
+    def refreshed(self, record: dict[str, Any], skill: Skill) -> dict[str, Any]:
+        """``record`` found equal by content: store the new identity, so the next run takes
+        the fast path."""
+        return {**record, "identity": self._identity_unless_racy(listing_of(skill))}
+
+    def _identity_unless_racy(self, listing: Listing) -> str | None:
+        newest = max((max(e[5], e[6]) for e in listing[0]), default=0)
+        if newest >= self.started_ns - RACY_NS:
+            return None  # changed too recently for its timestamps to prove the next change
+        return identity(listing)
+
+    def store(self, root: Path, record: dict[str, Any]) -> None:
+        """Write one entry; any failure only means the next run checks the skill again."""
+        self._write(self._file(root), record)
+
+    def _write(self, path: Path | str, record: dict[str, Any]) -> None:
+        if not self.writable:
+            return
+        from skillcheck.atomic import write_atomic
+
+        try:
+            self._prepare()
+            data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+            write_atomic(Path(path), data, mode=0o644, durable=False)
+        except (OSError, ValueError):
+            self.writable = False
+
+    # --- collection rules -----------------------------------------------------------------
+    # SK8xx and SK608 compare every skill with every other: recomputed whenever any skill's
+    # input changed, but a run whose skills are all as last time takes their result as is.
+
+    def collection_key(self, inputs: list[tuple[str, str, str | None]], figures: bool) -> str:
+        """The collection rules' input: every skill (root, display, digest of its files) in
+        discovery order."""
+        return _text_digest((self.key, figures, inputs))
+
+    def load_collection(self, key: str) -> list[Any] | None:
+        from skillcheck.summary import diagnostic_from_json
+
+        try:
+            with open(self.folder / "collection.json", "rb") as handle:
+                data = json.loads(handle.read())
+            if type(data) is not dict or data.get("key") != key:
+                return None
+            if data.get("format") != FORMAT or data.get("version") != __version__:
+                return None
+            return [diagnostic_from_json(d, []) for d in data["diagnostics"]]
+        except (
+            OSError,
+            KeyError,
+            IndexError,
+            TypeError,
+            ValueError,
+            AttributeError,
+            RecursionError,
+        ):
+            return None
+
+    def store_collection(self, key: str, diagnostics: list[Any]) -> None:
+        from skillcheck.summary import diagnostic_to_json
+
+        if any(d.fix is not None for d in diagnostics):
+            return  # collection rules plan no edits; never store what could not be read back
+        record = {
+            "format": FORMAT,
+            "version": __version__,
+            "key": key,
+            "diagnostics": [diagnostic_to_json(d, {}) for d in diagnostics],
+        }
+        self._write(self.folder / "collection.json", record)
+
+    def _prepare(self) -> None:
+        if self.prepared:
+            return
+        if self.folder.is_dir():
+            self.prepared = True
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        # never committed by accident, skipped by backup tools; a file of the user's (a
+        # --cache-dir inside the repository) is never replaced
+        for name, text in ((".gitignore", "# Created by skillcheck.\n*\n"), ("CACHEDIR.TAG", _TAG)):
+            with (
+                contextlib.suppress(FileExistsError),
+                open(self.directory / name, "x", encoding="utf-8") as handle,
+            ):
+                handle.write(text)
+        self._prune()
+        self.prepared = True
+
+    def _prune(self) -> None:
+        """Keep the most recently created run-key folders: each edit of the configuration or
+        upgrade starts a new one."""
+        try:
+            folders = [p for p in self.directory.iterdir() if _is_run_folder(p)]
+            if len(folders) <= KEEP_RUN_KEYS:
+                return
+            folders.sort(key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        except OSError:
+            return
+        for old in folders[KEEP_RUN_KEYS:]:
+            with contextlib.suppress(OSError):
+                for entry in old.iterdir():
+                    entry.unlink()
+                old.rmdir()
+
+
+_RUN_KEY = re.compile(r"[0-9a-f]{24}")
+_ENTRY = re.compile(r"(?:[0-9a-f]{32}|collection)\.json(?:\.[^/]*\.tmp)?|\..*\.tmp")
+
+
+def _is_run_folder(path: Path) -> bool:
+    """A folder this cache made: a run key's name, holding only entry files. Anything else
+    in a shared cache directory is left alone."""
+    if not _RUN_KEY.fullmatch(path.name) or path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        return all(_ENTRY.fullmatch(entry.name) and entry.is_file() for entry in path.iterdir())
+    except OSError:
+        return False

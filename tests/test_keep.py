@@ -1,0 +1,78 @@
+"""catalog and pack read the skills' files after lint checked them, possibly in worker
+processes or from the result cache: the bundle is the same whichever way the skills were
+checked, and a skill edited between its check and its packing is checked again as read,
+never shipped on the strength of an old verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import invoke
+from skillgen import generate
+
+SKILLS = 30  # above engine.PARALLEL_MIN, so --jobs 2 really starts workers
+
+
+def _pack(tree: Path, out: Path, *options: str):
+    return invoke("pack", "--isolated", *options, "-o", str(out), str(tree))
+
+
+def test_bundle_and_catalog_are_identical_with_workers_with_cache_and_without(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "skills"
+    generate(tree, SKILLS, seed=3)
+    cache = tmp_path / "cache"
+    one = _pack(tree, tmp_path / "one.tar.gz", "--jobs", "1", "--no-cache")
+    assert one.exit_code == 0, one.output
+    two = _pack(tree, tmp_path / "two.tar.gz", "--jobs", "2", "--cache-dir", str(cache))
+    assert two.exit_code == 0, two.output
+    # the second cached run loads every skill again from disk
+    warm = _pack(tree, tmp_path / "warm.tar.gz", "--jobs", "2", "--cache-dir", str(cache))
+    assert warm.exit_code == 0, warm.output
+    bundle = (tmp_path / "one.tar.gz").read_bytes()
+    assert (tmp_path / "two.tar.gz").read_bytes() == bundle
+    assert (tmp_path / "warm.tar.gz").read_bytes() == bundle
+
+    catalogs = [
+        invoke("catalog", "--isolated", *options, str(tree)).stdout
+        for options in (["--jobs", "1", "--no-cache"], ["--jobs", "2", "--cache-dir", str(cache)])
+    ]
+    assert catalogs[0] == catalogs[1]
+    assert '"tokens"' in catalogs[0]
+
+
+def test_a_skill_edited_after_its_check_is_checked_again_before_packing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import skillcheck.engine as engine
+
+    tree = tmp_path / "skills"
+    made = generate(tree, SKILLS, seed=4)
+    cache = tmp_path / "cache"
+    first = _pack(tree, tmp_path / "first.tar.gz", "--cache-dir", str(cache))
+    assert first.exit_code == 0, first.output
+
+    # The next run takes every result from the cache; one skill is edited just before it
+    # is read again for packing, as an editor saving mid-run would.
+    victim = made[len(made) // 2]
+    load_again = engine._load_again
+
+    def edited_meanwhile(summary):
+        if summary.root == victim:
+            skill_md = victim / "SKILL.md"
+            skill_md.write_bytes(skill_md.read_bytes() + b"\n[gone](references/missing.md)\n")
+        return load_again(summary)
+
+    monkeypatch.setattr(engine, "_load_again", edited_meanwhile)
+    out = tmp_path / "second.tar.gz"
+    # --jobs 2: the skills are checked (or found unchanged) in workers, so every one is
+    # loaded again here, whatever the machine's CPU count
+    second = _pack(tree, out, "--jobs", "2", "--cache-dir", str(cache))
+    # the edited skill was checked again as it was read for packing: its new broken link
+    # refuses the pack, as a run started after the edit would
+    assert second.exit_code == 1, second.output
+    assert "SK501" in second.stderr and victim.name in second.stderr
+    assert "Traceback" not in second.output
+    assert not out.exists()
