@@ -339,10 +339,10 @@ class Bench:
             cold.notes.append("--no-cache")
         # One untimed run first: "cold" means no skillcheck cache, not a cold OS page cache.
         self.clear_caches(tree)
-        if self.has_jobs:
-            self.same_output(size, tree)
         with contextlib.suppress(BenchError):
             run_once(lint, cwd=self.cwd, env=self.env, ok=(0, 1), timeout=self.args.timeout)
+        if self.has_jobs:
+            self.same_output(size, tree)
         peer_rows = [
             (
                 tool,

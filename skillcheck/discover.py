@@ -105,6 +105,10 @@ class _Ignores:
         for directory in reversed(chain):
             self.load_gitignore(directory)
 
+    def active(self) -> bool:
+        """Whether any pattern can exclude anything (else ``ignored`` is always False)."""
+        return bool(self.specs) or (self.exclude is not None and self.exclude_root is not None)
+
     def ignored(self, path: Path, is_dir: bool) -> bool:
         if self.exclude is not None and self.exclude_root is not None:
             rel = os.path.relpath(path, self.exclude_root).replace(os.sep, "/")
@@ -181,7 +185,10 @@ def _search(
     result: Discovery,
     respect_gitignore: bool,
 ) -> None:
-    stack: list[tuple[Path, int]] = [(top, 0)]
+    # paths are strings until something is found: a Path per directory costs more than
+    # listing it, and a tree of 10,000 skills has 40,000 directories
+    stack: list[tuple[str, int]] = [(os.fspath(top), 0)]
+    top_text = stack[0][0]
     while stack:
         directory, depth = stack.pop()
         result.searched += 1
@@ -191,39 +198,41 @@ def _search(
         except OSError as exc:
             result.problems.append(
                 Problem(
-                    directory,
+                    Path(directory),
                     f"directory cannot be read ({exc.strerror or exc}); skills"
                     " in it were not checked",
                 )
             )
             continue
         names = {e.name for e in entries}
-        if directory != top and _is_virtualenv(str(directory), names):
+        if directory != top_text and _is_virtualenv(directory, names):
             continue
-        if respect_gitignore and ".gitignore" in names and directory != top:
-            ignores.load_gitignore(directory)
-        if any(name.lower() == "skill.md" for name in names):
-            found.setdefault(directory, None)
+        if respect_gitignore and ".gitignore" in names and directory != top_text:
+            ignores.load_gitignore(Path(directory))
+        if "SKILL.md" in names or any(name.lower() == "skill.md" for name in names):
+            found.setdefault(top if directory == top_text else Path(directory), None)
+        filtering = ignores.active()
         subdirs = []
         for entry in entries:
             if entry.name in SKIP_DIRS:
                 continue
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
             except OSError:
                 continue
-            if not is_dir:
-                continue
-            sub = directory / entry.name  # cheaper than parsing entry.path again
-            if ignores.ignored(sub, True):
+            sub = entry.path
+            if filtering and ignores.ignored(Path(sub), True):
                 continue
             if depth + 1 > MAX_DEPTH:
                 result.problems.append(
                     Problem(
-                        sub, f"deeper than {MAX_DEPTH} directory levels; not searched", warning=True
+                        Path(sub),
+                        f"deeper than {MAX_DEPTH} directory levels; not searched",
+                        warning=True,
                     )
                 )
                 continue
-            subdirs.append((sub, depth + 1))
-        subdirs.sort(key=lambda item: item[0].name, reverse=True)
-        stack.extend(subdirs)
+            subdirs.append((entry.name, sub))
+        subdirs.sort(reverse=True)
+        stack.extend((sub, depth + 1) for _name, sub in subdirs)

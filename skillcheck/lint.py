@@ -43,19 +43,24 @@ class InternalError(Exception):
     """A bug in skillcheck: reported as exit 2 with the rule and path."""
 
 
+def rule_failed(rule: Rule, where: str, exc: Exception) -> InternalError:
+    """A bug in a rule as an InternalError naming the rule (and the skill): exit 2 with a
+    one-line message, never a silent pass and never a traceback."""
+    place = f" on {where}" if where else ""
+    return InternalError(
+        f"rule {rule.code} ({rule.slug}) failed{place}: {type(exc).__name__}: {exc}"
+    )
+
+
 @contextlib.contextmanager
 def guarded(rule: Rule, where: str = "") -> Iterator[None]:
-    """A bug in a rule becomes an InternalError naming the rule (and the skill): exit 2 with a
-    one-line message, never a silent pass and never a traceback."""
+    """Run one rule's check under ``rule_failed``."""
     try:
         yield
     except InternalError:
         raise
     except Exception as exc:
-        place = f" on {where}" if where else ""
-        raise InternalError(
-            f"rule {rule.code} ({rule.slug}) failed{place}: {type(exc).__name__}: {exc}"
-        ) from exc
+        raise rule_failed(rule, where, exc) from exc
 
 
 @dataclass
@@ -163,10 +168,12 @@ def check_skill(skill: Skill, rules: Iterable[Rule], ctx: Context) -> list[Diagn
     out: list[Diagnostic] = []
     views = _views(skill, ctx)
     for view, view_ctx, main in views:
-        for rule in rules:
-            if rule.scope != "skill":
-                continue
-            with guarded(rule, skill.display_root):
+        rule = None
+        # one try for all rules (not `guarded` per rule): this loop runs 70 times a skill
+        try:
+            for rule in rules:
+                if rule.scope != "skill":
+                    continue
                 for finding in rule.check(view, view_ctx):
                     if not main and finding.impact is None:
                         continue  # about the file, not a loader's reading: reported once
@@ -175,6 +182,11 @@ def check_skill(skill: Skill, rules: Iterable[Rule], ctx: Context) -> list[Diagn
                     diag = make_diagnostic(rule, finding, skill, view_ctx.targets)
                     if diag is not None:
                         out.append(diag)
+        except InternalError:
+            raise
+        except Exception as exc:
+            assert rule is not None
+            raise rule_failed(rule, skill.display_root, exc) from exc
     if len(views) > 1:
         out = _merge(out, ctx.targets)
     return _cap_for_parity(out, ctx.targets)
