@@ -29,6 +29,9 @@ from skillcheck.rules import Context, Rule
 
 # below this many skills to check, starting processes costs more than it saves
 PARALLEL_MIN = 24
+# fork starts a worker in milliseconds with every module already imported; elsewhere
+# (macOS, Windows) spawn is the safe choice
+START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 
 Task = tuple[int, Path, str, Any, Any]  # (index, root, display root, listing, cache entry)
 # (index, summary, how it was obtained, digest of its input files for the cache or None)
@@ -72,9 +75,10 @@ class Checker:
     """Checks one skill (a Task) and returns (index, summary, how)."""
 
     def __init__(self, spec: CheckerSpec, keep: bool = False) -> None:
-        from skillcheck.rules import registry
+        from skillcheck.rules import all_rules
 
-        rules = registry()
+        # all_rules, not the bare registry: a spawned worker has imported no rule module yet
+        rules = {r.code: r for r in all_rules()}
         self.rules: list[Rule] = [rules[code] for code in spec.rule_codes]
         self.ctx = Context(targets=spec.targets, options=spec.options)
         self.figures = spec.figures
@@ -157,12 +161,9 @@ def _in_pool(spec: CheckerSpec, tasks: Iterable[Task], jobs: int, chunk: int) ->
 
     from skillcheck.lint import InternalError
 
-    # fork starts a worker in milliseconds with every module already imported; elsewhere
-    # (macOS, Windows) spawn is the safe choice
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
     pool = ProcessPoolExecutor(
         jobs,
-        mp_context=multiprocessing.get_context(method),
+        mp_context=multiprocessing.get_context(START_METHOD),
         initializer=_init_worker,
         initargs=(spec,),
     )

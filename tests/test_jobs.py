@@ -313,3 +313,19 @@ def test_a_bad_jobs_value_is_a_usage_error(tmp_path: Path, value: str) -> None:
     assert out == ""
     assert "Invalid value for '--jobs'" in err
     assert "Traceback" not in err
+
+
+def test_spawned_workers_give_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """macOS and Windows start workers with spawn, which imports skillcheck afresh (no rule
+    module loaded yet, no state inherited): the result is the same as in one process."""
+    defect_tree(tmp_path, 30)
+    monkeypatch.setattr(engine, "START_METHOD", "spawn")
+    code, spawned, err = lint_out(tmp_path, "--no-cache", "--jobs", "2", "--format", "json")
+    assert err == ""
+    monkeypatch.undo()
+    assert (code, spawned) == lint_out(tmp_path, "--no-cache", "--jobs", "1", "--format", "json")[
+        :2
+    ]
+    assert json.loads(spawned)["summary"]["skills"] == 31

@@ -76,3 +76,29 @@ def test_a_skill_edited_after_its_check_is_checked_again_before_packing(
     assert "SK501" in second.stderr and victim.name in second.stderr
     assert "Traceback" not in second.output
     assert not out.exists()
+
+
+def test_fix_with_workers_edits_exactly_what_one_process_edits(tmp_path: Path) -> None:
+    """--fix plans its edits on skills loaded again in the main process after workers
+    checked them: the files written and the report equal those of a one-process run."""
+    import shutil
+
+    generate(tmp_path / "one" / "skills", SKILLS, seed=5, findings=1.0)
+    shutil.copytree(tmp_path / "one", tmp_path / "two")
+    runs = {}
+    for name, jobs in (("one", "1"), ("two", "2")):
+        result = invoke(
+            "lint", "--isolated", "--fix", "--jobs", jobs, "skills", cwd=tmp_path / name
+        )
+        runs[name] = (result.exit_code, result.stdout, result.stderr)
+    assert runs["one"] == runs["two"]
+    assert "Fixed " in runs["one"][1]  # the tree had fixable findings, and they were fixed
+    files = {
+        name: {
+            p.relative_to(tmp_path / name): p.read_bytes()
+            for p in sorted((tmp_path / name).rglob("*"))
+            if p.is_file()
+        }
+        for name in ("one", "two")
+    }
+    assert files["one"] == files["two"]
