@@ -4,10 +4,12 @@ kept between runs so an unchanged skill is not read or checked again.
 Layout: ``<cache dir>/<run key>/<skill key>.json``, one small JSON file per skill, so a
 one-skill pre-commit run reads one file, concurrent runs never lose each other's entries, and
 a damaged file costs one entry. The *run key* hashes everything besides the skill's own files
-that shapes its results: skillcheck's version and source files, the Python version, the
-working directory (paths are shown relative to it), the enabled rules, targets and options,
-and the content of a configured ``frontmatter-schema``. Collection rules (SK8xx, SK608) and
-suppressions are recomputed on every run from the summaries, cached or not.
+that shapes its results: skillcheck's version and source files, the installed YAML, Markdown,
+pattern and tokenizer libraries, the Python version, the working directory (paths are shown
+relative to it), the enabled rules, targets and options, and the content of a configured
+``frontmatter-schema``. Collection rules (SK8xx, SK608) and suppressions run over the
+summaries, cached or not; the collection rules' result is reused only while every skill's
+input is what it was when it was computed (``collection.json``).
 
 An entry is used when the skill's files are unchanged:
 
@@ -88,6 +90,32 @@ def _code_fingerprint() -> list[tuple[str, int, int]]:
     return out
 
 
+# libraries whose behaviour shapes results (YAML parsing, Markdown parsing, ignore patterns,
+# exact token counts): an upgrade of any of them starts a fresh cache
+_DEPENDENCIES = ("yaml", "_yaml", "markdown_it", "pathspec", "tiktoken")
+
+
+def _dependency_fingerprint() -> list[tuple[str, str | None, int, int]]:
+    """Where each dependency is installed, with its main file's size and mtime (found
+    without importing it: a cached run never needs yaml)."""
+    import importlib.util
+
+    out = []
+    for name in _DEPENDENCIES:
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        origin = found.origin if found is not None else None
+        size = mtime = 0
+        if origin and os.path.isabs(origin):
+            with contextlib.suppress(OSError):
+                info = os.stat(origin)
+                size, mtime = info.st_size, info.st_mtime_ns
+        out.append((name, origin, size, mtime))
+    return out
+
+
 def run_key(
     rule_codes: list[str], targets: tuple[str, ...], options: dict[str, Any], cwd: Path
 ) -> str:
@@ -104,6 +132,7 @@ def run_key(
         FORMAT,
         __version__,
         _code_fingerprint(),
+        _dependency_fingerprint(),
         sys.version,
         sys.platform,
         os.fsencode(str(cwd)),

@@ -72,7 +72,8 @@ class CheckerSpec:
 
 
 class Checker:
-    """Checks one skill (a Task) and returns (index, summary, how)."""
+    """Checks one skill (a Task) and returns it Done: (index, summary, how it was obtained,
+    the digest of its inputs when the cache is on)."""
 
     def __init__(self, spec: CheckerSpec, keep: bool = False) -> None:
         from skillcheck.rules import all_rules
@@ -202,16 +203,14 @@ def check_all(
     figures = settings.figures or _collection_budget(rules, ctx)
     spec = CheckerSpec([r.code for r in rules], ctx.targets, ctx.options, figures, inputs=keep)
     cwd = Path.cwd()
-    cache = None
     if settings.cache_dir is not None:
-        from skillcheck.cache import ResultCache, run_key
+        from skillcheck.cache import run_key
 
         spec.cache_dir = Path(settings.cache_dir)
         spec.cache_key = run_key(spec.rule_codes, ctx.targets, ctx.options, cwd)
         spec.started_ns = time.time_ns()
-        cache = ResultCache(spec.cache_dir, spec.cache_key)
-        cache.started_ns = spec.started_ns
     checker = Checker(spec, keep=keep)
+    cache = checker.cache  # the main process's own view of the cache (workers have theirs)
     summaries: list[SkillSummary | None] = [None] * len(roots)
     inputs: list[str | None] = [None] * len(roots)
     how: Counter[str] = Counter()
