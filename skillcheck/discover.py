@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,8 +133,13 @@ def discover(
     exclude: list[str] | None = None,
     exclude_root: Path | None = None,
     respect_gitignore: bool = True,
+    on_skill: Callable[[Path], None] | None = None,
 ) -> Discovery:
-    """Find the skill directories named by ``paths``; raise PathError for a missing PATH."""
+    """Find the skill directories named by ``paths``; raise PathError for a missing PATH.
+
+    ``on_skill`` is called with each skill directory as it is found (in search order; the
+    result lists them sorted), so checking can start before the search ends.
+    """
     spec = None
     if exclude:
         import pathspec
@@ -141,6 +147,13 @@ def discover(
         spec = pathspec.GitIgnoreSpec.from_lines(exclude)
     ignores = _Ignores(spec, exclude_root)
     found: dict[Path, None] = {}
+
+    def add(skill: Path) -> None:
+        if skill not in found:
+            found[skill] = None
+            if on_skill is not None:
+                on_skill(skill)
+
     result = Discovery()
     for given in paths:
         path = absolute(given)
@@ -159,11 +172,11 @@ def discover(
                 continue
             if respect_gitignore:
                 ignores.load_ancestors(path)
-            _search(path, ignores, found, result, respect_gitignore)
+            _search(path, ignores, add, result, respect_gitignore)
         else:
             owner = _enclosing_skill(path)
             if owner is not None and not (spec is not None and ignores.ignored(owner, True)):
-                found.setdefault(owner, None)
+                add(owner)
     result.skills = sorted(found, key=lambda p: p.as_posix())
     return result
 
@@ -181,7 +194,7 @@ def _enclosing_skill(path: Path) -> Path | None:
 def _search(
     top: Path,
     ignores: _Ignores,
-    found: dict[Path, None],
+    add: Callable[[Path], None],
     result: Discovery,
     respect_gitignore: bool,
 ) -> None:
@@ -196,6 +209,8 @@ def _search(
             with os.scandir(directory) as it:
                 entries = list(it)
         except OSError as exc:
+            if isinstance(exc, FileNotFoundError) and directory != top_text:
+                continue  # gone since its parent was listed (a temporary folder): nothing here
             result.problems.append(
                 Problem(
                     Path(directory),
@@ -210,7 +225,7 @@ def _search(
         if respect_gitignore and ".gitignore" in names and directory != top_text:
             ignores.load_gitignore(Path(directory))
         if "SKILL.md" in names or any(name.lower() == "skill.md" for name in names):
-            found.setdefault(top if directory == top_text else Path(directory), None)
+            add(top if directory == top_text else Path(directory))
         filtering = ignores.active()
         subdirs = []
         for entry in entries:

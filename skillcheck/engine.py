@@ -15,11 +15,9 @@ worker is raised in the main process as it would be without workers.
 from __future__ import annotations
 
 import gc
-import itertools
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,9 +31,10 @@ PARALLEL_MIN = 24
 # (macOS, Windows) spawn is the safe choice
 START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 
-Task = tuple[int, Path, str, Any, Any]  # (index, root, display root, listing, cache entry)
-# (index, summary, how it was obtained, digest of its input files for the cache or None)
-Done = tuple[int, SkillSummary, str, "str | None"]
+Task = tuple[Path, str, Any, Any]  # (root, display root, listing, cache entry)
+# (root, summary, how it was obtained, digest of its input files for the cache or None)
+Done = tuple[Path, SkillSummary, str, "str | None"]
+CHUNK = 8  # skills sent to a worker at a time
 
 
 def available_cpus() -> int:
@@ -72,7 +71,7 @@ class CheckerSpec:
 
 
 class Checker:
-    """Checks one skill (a Task) and returns it Done: (index, summary, how it was obtained,
+    """Checks one skill (a Task) and returns it Done: (root, summary, how it was obtained,
     the digest of its inputs when the cache is on)."""
 
     def __init__(self, spec: CheckerSpec, keep: bool = False) -> None:
@@ -90,13 +89,13 @@ class Checker:
 
             self.cache = ResultCache(spec.cache_dir, spec.cache_key)
             self.cache.started_ns = spec.started_ns
-        # skills checked in this process, by index, when the caller keeps them
-        self.kept: dict[int, Skill] | None = {} if keep else None
+        # skills checked in this process, by root, when the caller keeps them
+        self.kept: dict[Path, Skill] | None = {} if keep else None
 
     def __call__(self, task: Task) -> Done:
         from skillcheck.load import load_skill
 
-        index, root, display_root, listing, entry = task
+        root, display_root, listing, entry = task
         skill = load_skill(root, display_root, listing)
         cache = self.cache
         if entry is not None and cache is not None:
@@ -109,11 +108,11 @@ class Checker:
                     summary.display_root = display_root
                     summary.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
                     if self.kept is not None:
-                        self.kept[index] = skill
-                    return index, summary, "content", input_digest(entry)
-        return self.check(index, skill)
+                        self.kept[root] = skill
+                    return root, summary, "content", input_digest(entry)
+        return self.check(skill)
 
-    def check(self, index: int, skill: Skill) -> Done:
+    def check(self, skill: Skill) -> Done:
         """Run the rules on a loaded skill and summarise it (and cache the summary)."""
         from skillcheck.lint import check_skill
         from skillcheck.summary import summarise
@@ -132,8 +131,8 @@ class Checker:
                 cache.store(root, record)
                 digest = input_digest(record)
         if self.kept is not None:
-            self.kept[index] = skill
-        return index, summary, "checked", digest
+            self.kept[root] = skill
+        return root, summary, "checked", digest
 
 
 # --- worker processes ---------------------------------------------------------------------
@@ -150,119 +149,156 @@ def _init_worker(spec: CheckerSpec) -> None:
     _WORKER = Checker(spec)
 
 
-def _work(task: Task) -> Done:
+def _work(tasks: list[Task]) -> list[Done | tuple[Path, Exception]]:
+    """Check a chunk of skills; a failure is returned with its skill (the main process
+    reports the failure that comes first in the final order, as one process would)."""
     assert _WORKER is not None
-    return _WORKER(task)
+    out: list[Done | tuple[Path, Exception]] = []
+    for task in tasks:
+        try:
+            out.append(_WORKER(task))
+        except Exception as exc:  # InternalError from a rule, or a bug here
+            out.append((task[0], exc))
+    return out
 
 
-def _in_pool(spec: CheckerSpec, tasks: Iterable[Task], jobs: int, chunk: int) -> Iterator[Any]:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+class CheckRun:
+    """One run's checking: skills are added as discovery finds them (``add``), and the
+    summaries come back in the final order (``finish``).
 
-    from skillcheck.lint import InternalError
+    With ``--jobs`` above 1 and enough skills, worker processes start while the search is
+    still going, and each chunk of skills is sent as soon as it is found; otherwise the
+    skills are checked here, in the final order, once the search is over.
+    """
 
-    pool = ProcessPoolExecutor(
-        jobs,
-        mp_context=multiprocessing.get_context(START_METHOD),
-        initializer=_init_worker,
-        initargs=(spec,),
-    )
-    try:
-        yield from pool.map(_work, tasks, chunksize=chunk)
-    except BrokenProcessPool as exc:
-        raise InternalError(f"a worker process died ({exc}); run again with --jobs 1") from exc
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    def __init__(self, rules: list[Rule], ctx: Context, settings: Any, keep: bool) -> None:
+        import time
 
+        self.figures = settings.figures or _collection_budget(rules, ctx)
+        spec = CheckerSpec(
+            [r.code for r in rules], ctx.targets, ctx.options, self.figures, inputs=keep
+        )
+        self.cwd = Path.cwd()
+        if settings.cache_dir is not None:
+            from skillcheck.cache import run_key
 
-def _results(
-    checker: Checker, spec: CheckerSpec, tasks: Iterator[Task], jobs: int, total: int
-) -> Iterator[Done]:
-    """Check ``tasks`` here until it is clear there are enough of them for workers."""
-    if jobs <= 1 or total < PARALLEL_MIN:
-        yield from map(checker, tasks)
-        return
-    head = list(itertools.islice(tasks, PARALLEL_MIN))
-    if len(head) < PARALLEL_MIN:  # the cache answered for most skills
-        yield from map(checker, head)
-        return
-    jobs = min(jobs, total)
-    chunk = max(1, min(16, total // (jobs * 8)))
-    yield from _in_pool(spec, itertools.chain(head, tasks), jobs, chunk)
+            spec.cache_dir = Path(settings.cache_dir)
+            spec.cache_key = run_key(spec.rule_codes, ctx.targets, ctx.options, self.cwd)
+            spec.started_ns = time.time_ns()
+        self.spec = spec
+        self.keep = keep
+        self.checker = Checker(spec, keep=keep)
+        self.cache = self.checker.cache  # the main process's own view (workers have theirs)
+        self.jobs = max(1, settings.jobs)
+        self.done: dict[Path, Done] = {}
+        self.pending: list[Task] = []  # found, not yet checked nor sent to a worker
+        self.pool: Any = None
+        self.futures: list[Any] = []
+        self.how: Counter[str] = Counter()
 
+    def add(self, root: Path) -> None:
+        """A skill found by discovery: taken from the cache, or queued to be checked."""
+        from skillcheck.report import display_path
 
-def check_all(
-    roots: list[Path], rules: list[Rule], ctx: Context, settings: Any, *, keep: bool = False
-) -> Checked:
-    """A summary for every skill root, in order (see the module docstring)."""
-    import time
-
-    from skillcheck.report import display_path
-
-    figures = settings.figures or _collection_budget(rules, ctx)
-    spec = CheckerSpec([r.code for r in rules], ctx.targets, ctx.options, figures, inputs=keep)
-    cwd = Path.cwd()
-    if settings.cache_dir is not None:
-        from skillcheck.cache import run_key
-
-        spec.cache_dir = Path(settings.cache_dir)
-        spec.cache_key = run_key(spec.rule_codes, ctx.targets, ctx.options, cwd)
-        spec.started_ns = time.time_ns()
-    checker = Checker(spec, keep=keep)
-    cache = checker.cache  # the main process's own view of the cache (workers have theirs)
-    summaries: list[SkillSummary | None] = [None] * len(roots)
-    inputs: list[str | None] = [None] * len(roots)
-    how: Counter[str] = Counter()
-
-    def tasks() -> Iterator[Task]:
-        for index, root in enumerate(roots):
-            display_root = display_path(root, cwd)
-            if cache is None:
-                yield index, root, display_root, None, None
-                continue
+        display_root = display_path(root, self.cwd)
+        listing = entry = None
+        if self.cache is not None:
+            from skillcheck.cache import input_digest
             from skillcheck.load import scan
 
             listing = scan(root)
-            hit, entry = cache.lookup(root, listing, figures)
+            hit, entry = self.cache.lookup(root, listing, self.figures)
             if hit is not None:
-                from skillcheck.cache import input_digest
-
                 hit.display_root = display_root
                 hit.inputs = {"shape": entry["shape"], "reads": entry["reads"]}  # type: ignore[index]
-                summaries[index] = hit
-                inputs[index] = input_digest(entry)  # type: ignore[arg-type]
-                how["cached"] += 1
-                continue
-            yield index, root, display_root, listing, entry
+                self.done[root] = (root, hit, "cached", input_digest(entry))  # type: ignore[arg-type]
+                return
+        self.pending.append((root, display_root, listing, entry))
+        if self.jobs > 1:
+            if self.pool is None and len(self.pending) >= PARALLEL_MIN:
+                self._start()
+            if self.pool is not None and len(self.pending) >= CHUNK:
+                self._send()
 
-    # the objects made so far (modules, rules, the discovery) live until the end: keep the
-    # collector from scanning them again and again as summaries accumulate
-    gc.freeze()
-    try:
-        jobs = max(1, settings.jobs)
-        for index, summary, way, digest in _results(checker, spec, tasks(), jobs, len(roots)):
-            summaries[index] = summary
-            inputs[index] = digest
-            how[way] += 1
-    finally:
-        gc.unfreeze()
-    done: list[SkillSummary] = [s for s in summaries if s is not None]
-    assert len(done) == len(roots)
-    loaded: list[Skill] = []
-    if keep:  # skills checked elsewhere (a worker, an earlier run) are loaded here again
-        kept = checker.kept or {}
-        for i, summary in enumerate(done):
-            skill = kept.get(i)
-            if skill is None:
-                skill = _load_again(summary)
-                if summary.inputs is None or not _unchanged(skill, summary.inputs):
-                    # edited since its check: check it again as it is now, so the verdict
-                    # is about exactly what the caller goes on to read
-                    _index, done[i], _way, inputs[i] = checker.check(i, skill)
-                    how["rechecked"] += 1
-            loaded.append(skill)
-    return Checked(done, loaded, how, cache, inputs, figures)
+    def _start(self) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # gc.freeze: the objects made so far live until the end, and a forked worker then
+        # shares their pages instead of copying them when the collector touches them
+        gc.freeze()
+        self.pool = ProcessPoolExecutor(
+            self.jobs,
+            mp_context=multiprocessing.get_context(START_METHOD),
+            initializer=_init_worker,
+            initargs=(self.spec,),
+        )
+
+    def _send(self) -> None:
+        while self.pending:
+            chunk, self.pending = self.pending[:CHUNK], self.pending[CHUNK:]
+            self.futures.append(self.pool.submit(_work, chunk))
+
+    def close(self) -> None:
+        """Stop the workers (at the end, or when the run stops early)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+            gc.unfreeze()
+
+    def finish(self, roots: list[Path]) -> Checked:
+        """Every skill's summary, in the order of ``roots`` (discovery's sorted list)."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        from skillcheck.lint import InternalError
+
+        order = {root: i for i, root in enumerate(roots)}
+        failures: list[tuple[int, Exception]] = []
+        try:
+            if self.pool is not None:
+                self._send()
+                for future in self.futures:
+                    for item in future.result():
+                        if isinstance(item[1], Exception):
+                            failures.append((order[item[0]], item[1]))
+                        else:
+                            self.done[item[0]] = item  # type: ignore[assignment]
+            else:  # here, in the final order: the first failure stops the run
+                self.pending.sort(key=lambda task: order[task[0]])
+                gc.freeze()  # what exists now lives to the end: the collector skips it
+                try:
+                    for task in self.pending:
+                        self.done[task[0]] = self.checker(task)
+                finally:
+                    gc.unfreeze()
+            self.pending = []
+        except BrokenProcessPool as exc:
+            raise InternalError(f"a worker process died ({exc}); run again with --jobs 1") from exc
+        finally:
+            self.close()
+        if failures:
+            raise min(failures, key=lambda failure: failure[0])[1]
+        summaries: list[SkillSummary] = []
+        inputs: list[str | None] = []
+        for root in roots:
+            _root, summary, way, digest = self.done[root]
+            summaries.append(summary)
+            inputs.append(digest)
+            self.how[way] += 1
+        loaded: list[Skill] = []
+        if self.keep:  # skills checked elsewhere (a worker, an earlier run) are loaded again
+            kept = self.checker.kept or {}
+            for i, summary in enumerate(summaries):
+                skill = kept.get(summary.root)
+                if skill is None:
+                    skill = _load_again(summary)
+                    if summary.inputs is None or not _unchanged(skill, summary.inputs):
+                        # edited since its check: check it again as it is now, so the
+                        # verdict is about exactly what the caller goes on to read
+                        _root, summaries[i], _way, inputs[i] = self.checker.check(skill)
+                        self.how["rechecked"] += 1
+                loaded.append(skill)
+        return Checked(summaries, loaded, self.how, self.cache, inputs, self.figures)
 
 
 def _load_again(summary: SkillSummary) -> Skill:

@@ -293,17 +293,22 @@ def lint(paths: list[Path], settings: Settings, *, keep: bool = False) -> LintRe
     taken from the cache is loaded again here; if it no longer holds what it was checked
     from (edited meanwhile), it is checked again as loaded.
     """
-    found = discover(
-        paths,
-        exclude=settings.exclude,
-        exclude_root=settings.config_root,
-        respect_gitignore=settings.respect_gitignore,
-    )
     rules = settings.enabled()
     ctx = Context(targets=settings.targets, options=settings.options)
-    from skillcheck.engine import check_all, collection_diagnostics
+    from skillcheck.engine import CheckRun, collection_diagnostics
 
-    checked = check_all(found.skills, rules, ctx, settings, keep=keep)
+    run = CheckRun(rules, ctx, settings, keep)
+    try:  # skills are checked (by workers) while the search goes on
+        found = discover(
+            paths,
+            exclude=settings.exclude,
+            exclude_root=settings.config_root,
+            respect_gitignore=settings.respect_gitignore,
+            on_skill=run.add,
+        )
+        checked = run.finish(found.skills)
+    finally:
+        run.close()
     skills = checked.summaries
     diagnostics = [diag for skill in skills for diag in skill.diagnostics]
     diagnostics.extend(collection_diagnostics(checked, rules, ctx))

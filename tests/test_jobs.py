@@ -144,7 +144,7 @@ def _record_pids(monkeypatch: pytest.MonkeyPatch, where: Path) -> None:
 
     def spy(self, task):
         with open(where / str(os.getpid()), "a", encoding="utf-8") as handle:
-            handle.write(f"{task[1].name}\n")
+            handle.write(f"{task[0].name}\n")
         time.sleep(0.005)  # no worker can take every chunk before the other has started
         return real(self, task)
 
