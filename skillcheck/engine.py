@@ -239,6 +239,26 @@ class CheckRun:
             chunk, self.pending = self.pending[:CHUNK], self.pending[CHUNK:]
             self.futures.append(self.pool.submit(_work, chunk))
 
+    def _collect(self, order: dict[Path, int]) -> list[tuple[int, Exception]]:
+        """Send what is left and wait for every chunk; the failures, by final position."""
+        # imported here: a run that never starts workers never imports multiprocessing
+        from concurrent.futures.process import BrokenProcessPool
+
+        from skillcheck.lint import InternalError
+
+        failures: list[tuple[int, Exception]] = []
+        try:
+            self._send()
+            for future in self.futures:
+                for item in future.result():
+                    if isinstance(item[1], Exception):
+                        failures.append((order[item[0]], item[1]))
+                    else:
+                        self.done[item[0]] = item  # type: ignore[assignment]
+        except BrokenProcessPool as exc:
+            raise InternalError(f"a worker process died ({exc}); run again with --jobs 1") from exc
+        return failures
+
     def close(self) -> None:
         """Stop the workers (at the end, or when the run stops early)."""
         if self.pool is not None:
@@ -248,21 +268,11 @@ class CheckRun:
 
     def finish(self, roots: list[Path]) -> Checked:
         """Every skill's summary, in the order of ``roots`` (discovery's sorted list)."""
-        from concurrent.futures.process import BrokenProcessPool
-
-        from skillcheck.lint import InternalError
-
         order = {root: i for i, root in enumerate(roots)}
         failures: list[tuple[int, Exception]] = []
         try:
             if self.pool is not None:
-                self._send()
-                for future in self.futures:
-                    for item in future.result():
-                        if isinstance(item[1], Exception):
-                            failures.append((order[item[0]], item[1]))
-                        else:
-                            self.done[item[0]] = item  # type: ignore[assignment]
+                failures = self._collect(order)
             else:  # here, in the final order: the first failure stops the run
                 self.pending.sort(key=lambda task: order[task[0]])
                 gc.freeze()  # what exists now lives to the end: the collector skips it
@@ -272,8 +282,6 @@ class CheckRun:
                 finally:
                     gc.unfreeze()
             self.pending = []
-        except BrokenProcessPool as exc:
-            raise InternalError(f"a worker process died ({exc}); run again with --jobs 1") from exc
         finally:
             self.close()
         if failures:

@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,19 @@ def test_the_heavy_modules_are_imported_when_needed(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "pdf-tools")
     _out, modules = _modules_after("lint", "--isolated", "--no-cache", str(skill))
     assert "yaml" in modules
+
+
+def test_linting_a_few_skills_starts_no_worker_machinery(tmp_path: Path) -> None:
+    """The pre-commit case: one skill is checked in the main process, and a warm run takes
+    it from the cache without parsing it (no multiprocessing, no yaml)."""
+    skill = write_skill(tmp_path, "pdf-tools")
+    cache = str(tmp_path / "cache")
+    _out, cold = _modules_after("lint", "--isolated", "--cache-dir", cache, str(skill))
+    assert not {"multiprocessing", "concurrent.futures.process"} & cold
+    assert "yaml" in cold  # the first run parses SKILL.md
+    # files younger than two seconds are compared by content, which parses them again:
+    # wait until the entry's identity can be trusted
+    time.sleep(2.1)
+    _out, _warm = _modules_after("lint", "--isolated", "--cache-dir", cache, str(skill))
+    _out, warm = _modules_after("lint", "--isolated", "--cache-dir", cache, str(skill))
+    assert not {"multiprocessing", "concurrent.futures.process", "yaml"} & warm
