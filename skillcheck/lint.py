@@ -100,7 +100,8 @@ class LintResult:
     # the loaded skills, in order, when asked for (catalog, pack and --fix reuse them)
     loaded: list[Skill] = field(default_factory=list)
     # how each skill's result was obtained: "checked", "cached" (unchanged files) or
-    # "content" (files touched but equal to the cached entry's)
+    # "content" (files touched but equal to the cached entry's); with keep, "rechecked"
+    # counts skills checked again because they changed before they were loaded again
     how: Counter[str] = field(default_factory=Counter)
 
     def statistics_table(self) -> list[str]:
