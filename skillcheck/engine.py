@@ -344,5 +344,7 @@ def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) ->
 
 def _collection_budget(rules: list[Rule], ctx: Context) -> bool:
     """SK608 compares every skill's catalog tokens: they are counted when it is checked."""
-    limit = (ctx.option("budgets") or {}).get("collection-catalog-tokens")
+    from skillcheck.rules.budgets import budget
+
+    limit = budget(ctx, "collection-catalog-tokens", None)
     return limit is not None and any(r.code == "SK608" for r in rules)
