@@ -48,6 +48,10 @@ CLEAN = {
     "comma-string-os": "metadata:\n  openclaw:\n    os: darwin, linux\n    always: true\n",
     "json-in-a-string": 'metadata: \'{"openclaw": {"os": ["win32"]}}\'\n',
     "no-gating-block": "metadata:\n  author: docs-team\n",
+    # a list of objects beside `requires` declares variables (as ClawHub's envVars): no gate
+    "env-declarations": (
+        "metadata:\n  openclaw:\n    env:\n      - name: API_TOKEN\n        required: false\n"
+    ),
 }
 
 
@@ -187,3 +191,13 @@ def test_a_bom_makes_openclaw_skip_the_skill(tmp_path: Path) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     _code, report = lint_json("--isolated", "--target", "openclaw", str(tmp_path))
     assert report["skills"][0]["outcomes"] == {"openclaw": "dropped"}
+
+
+def test_advice_never_turns_an_optional_or_library_entry_into_a_gate(tmp_path: Path) -> None:
+    meta = (
+        'metadata: {"openclaw": {"requires": {"optional_env": ["X_TOKEN"]},'
+        ' "install": [{"kind": "pip", "package": "requests"}]}}\n'
+    )
+    [optional, pip] = [m for _l, _c, _s, m in _sk410(tmp_path, meta)]
+    assert "envVars with required: false" in optional and "use bins" not in optional
+    assert "a Python command-line tool installs with kind 'uv'" in pip

@@ -221,6 +221,14 @@ def _strings(value: _Val) -> list[_Val] | None:
     return None
 
 
+def _names_only(value: _Val) -> bool:
+    if value.kind == "sequence":
+        return bool(value.items) and all(
+            v.kind == "scalar" and v.type == "str" for v in value.items
+        )
+    return value.kind == "scalar" and value.type == "str" and bool(value.text.strip())
+
+
 def _near(word: str, choices: tuple[str, ...], meant: dict[str, str] | None = None) -> str | None:
     if meant and word in meant:
         return meant[word]
@@ -289,7 +297,14 @@ def _check_requires(label: str, value: _Val, *, always: bool) -> Iterator[Findin
         if name in _REQUIRES:
             continue
         meant = _near(name, _REQUIRES, _REQUIRES_MEANT)
-        hint = f"; did you mean {meant!r}?" if meant else f"; use {', '.join(_REQUIRES)}"
+        if meant:
+            hint = f"; did you mean {meant!r}?"
+        elif name == "os":
+            hint = f"; move it to {label.rsplit('.', 1)[0]}.os"
+        elif "optional" in name.lower():
+            hint = "; ClawHub documents optional variables as envVars with required: false"
+        else:
+            hint = ", so it gates nothing"
         yield _finding(
             f"{label}.{name} is not a requirement OpenClaw reads (it knows"
             f" {', '.join(_REQUIRES)}) and is ignored{hint}",
@@ -383,7 +398,10 @@ def _check_install(label: str, value: _Val) -> Iterator[Finding]:
         kind = kind_val.text.strip().lower()
         if kind not in _INSTALL_FIELDS:
             meant = _near(kind, tuple(_INSTALL_FIELDS), _KIND_MEANT)
-            hint = f"; use {meant!r}" if meant else ""
+            if meant == "uv":  # `uv tool install`: right for a command, not for a library
+                hint = "; a Python command-line tool installs with kind 'uv'"
+            else:
+                hint = f"; use {meant!r}" if meant else ""
             yield _finding(
                 f"{where}.{kind_key}: {kind_val.text!r} is not an installer kind OpenClaw"
                 f" knows ({kinds}); it drops the entry silently{hint}",
@@ -576,7 +594,8 @@ def openclaw_metadata(skill: Skill, ctx: Context) -> Iterator[Finding]:
                     value.span,
                     _LOST,
                 )
-        elif name in ("bins", "anyBins", "env"):
+        elif name in ("bins", "anyBins", "env") and _names_only(value):
+            # a list of objects here is a declaration (like ClawHub's envVars), not a gate
             yield _finding(
                 f"{label}.{name} belongs under 'requires'; OpenClaw ignores it here, so the"
                 " skill loads without this requirement",
