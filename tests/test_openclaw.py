@@ -48,6 +48,7 @@ CLEAN = {
     "comma-string-os": "metadata:\n  openclaw:\n    os: darwin, linux\n    always: true\n",
     "json-in-a-string": 'metadata: \'{"openclaw": {"os": ["win32"]}}\'\n',
     "no-gating-block": "metadata:\n  author: docs-team\n",
+    "empty-lists": 'metadata: {"openclaw": {"requires": [], "install": {}}}\n',
     # a list of objects beside `requires` declares variables (as ClawHub's envVars): no gate
     "env-declarations": (
         "metadata:\n  openclaw:\n    env:\n      - name: API_TOKEN\n        required: false\n"
@@ -201,3 +202,8 @@ def test_advice_never_turns_an_optional_or_library_entry_into_a_gate(tmp_path: P
     [optional, pip] = [m for _l, _c, _s, m in _sk410(tmp_path, meta)]
     assert "envVars with required: false" in optional and "use bins" not in optional
     assert "a Python command-line tool installs with kind 'uv'" in pip
+    # `tools` names agent tools (exec, browser), not programs: 'bins' would never be met
+    [(_l, _c, _s, tools)] = _sk410(
+        tmp_path, 'metadata: {"openclaw": {"requires": {"tools": ["browser"]}}}\n'
+    )
+    assert "gates nothing" in tools and "did you mean" not in tools

@@ -80,7 +80,6 @@ _REQUIRES_MEANT = {
     "binary": "bins",
     "commands": "bins",
     "cli": "bins",
-    "tools": "bins",
     "anybins": "anyBins",
     "any_bins": "anyBins",
     "any-bins": "anyBins",
@@ -285,6 +284,8 @@ def _check_os(label: str, value: _Val, *, entry: bool) -> Iterator[Finding]:
 
 
 def _check_requires(label: str, value: _Val, *, always: bool) -> Iterator[Finding]:
+    if value.kind == "sequence" and not value.items:
+        return  # `requires: []`: no requirement either way
     if value.kind != "mapping":
         yield _finding(
             f"{label} is a {value.kind}; OpenClaw reads only an object with {', '.join(_REQUIRES)}"
@@ -367,6 +368,8 @@ def _check_requires(label: str, value: _Val, *, always: bool) -> Iterator[Findin
 
 
 def _check_install(label: str, value: _Val) -> Iterator[Finding]:
+    if value.kind == "mapping" and not value.pairs:
+        return  # `install: {}`: no installer either way
     if value.kind != "sequence":
         yield _finding(
             f"{label} is a {value.kind}; OpenClaw reads a list of installer entries and"
