@@ -207,3 +207,16 @@ def test_advice_never_turns_an_optional_or_library_entry_into_a_gate(tmp_path: P
         tmp_path, 'metadata: {"openclaw": {"requires": {"tools": ["browser"]}}}\n'
     )
     assert "gates nothing" in tools and "did you mean" not in tools
+
+
+def test_one_line_json_is_read_when_the_rest_of_the_yaml_is_broken(tmp_path: Path) -> None:
+    # `description: Use when: ...` breaks YAML; OpenClaw's line reader still reads metadata
+    write_skill(
+        tmp_path,
+        "jq-filter",
+        "name: jq-filter\ndescription: Use when: the user filters JSON\n"
+        'metadata: {"openclaw": {"os": ["macos"]}}\n',
+    )
+    _code, report = lint_json("--isolated", "--target", "openclaw", str(tmp_path))
+    [diag] = [d for d in report["diagnostics"] if d["code"] == "SK410"]
+    assert (diag["line"], diag["column"], diag["severity"]) == (4, 11, "error")

@@ -200,6 +200,27 @@ def _metadata(fm: Frontmatter) -> _Val | None:
     return None
 
 
+def _line_metadata(skill: Skill) -> _Val | None:
+    """`metadata: {...}` on one line of a frontmatter YAML could not parse: OpenClaw's line
+    reader keeps that line's value and parses it as JSON5 (read here when it is JSON)."""
+    fm = skill.doc.frontmatter if skill.doc else None
+    if fm is None or fm.close_line is None or fm.error is None or skill.doc is None:
+        return None
+    for row in range(fm.open_line, fm.close_line - 1):  # 0-based rows between the fences
+        match = re.match(r"^metadata:[ \t]*(\{.*\})[ \t]*$", skill.doc.lines[row])
+        if match is None:
+            continue
+        try:
+            parsed = json.loads(match.group(1))
+        except ValueError:
+            return None
+        if not isinstance(parsed, dict):
+            return None
+        span = Span(Pos(row + 1, match.start(1) + 1), Pos(row + 1, match.end(1) + 1))
+        return _from_json(parsed, span)
+    return None
+
+
 def _block(metadata: _Val, namespaces: tuple[str, ...]) -> tuple[str, _Val] | None:
     """The namespace OpenClaw reads and its object: the first one holding a mapping."""
     for name in namespaces:
@@ -551,16 +572,15 @@ def openclaw_metadata(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if _TARGET not in ctx.targets:
         return  # nothing to report: every finding concerns OpenClaw alone
     fm = usable_frontmatter(skill)
-    if fm is None:
-        return
-    metadata = _metadata(fm)
+    # when YAML fails, OpenClaw's line reader still reads a one-line `metadata: {...}`
+    metadata = _metadata(fm) if fm is not None else _line_metadata(skill)
     if metadata is None:
         return
     found = _block(metadata, TARGETS[_TARGET].gating_namespaces)
     if found is None:
         return
     namespace, block = found
-    one_line = _one_line_block(skill, fm)
+    one_line = _one_line_block(skill, fm) if fm is not None else None
     if one_line is not None:
         yield _finding(
             f"the 'metadata' block is a single indented line; OpenClaw's line reader takes"
