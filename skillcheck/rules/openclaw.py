@@ -32,7 +32,6 @@ installer that is silently lost is a warning. The findings concern the `openclaw
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterator
@@ -115,6 +114,8 @@ _KIND_MEANT = {
 }
 # keys of the block that gate or install; a near miss of one of them is a lost gate
 _GATING_KEYS = ("requires", "install", "primaryEnv", "always", "skillKey")
+# documented keys that do not gate (docs/tools/skills.md, clawhub/skill-format.md)
+_OTHER_KEYS = frozenset({"emoji", "homepage", "envVars", "nix", "config", "os"})
 # brew/go/uv values OpenClaw accepts (frontmatter.ts normalizeSafe*)
 _BREW = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@+._/-]*$")
 _GO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._~+\-/]*(?:@[A-Za-z0-9][A-Za-z0-9._~+\-/]*)?$")
@@ -249,11 +250,19 @@ def _names_only(value: _Val) -> bool:
     return value.kind == "scalar" and value.type == "str" and bool(value.text.strip())
 
 
+def _close(word: str, choices: tuple[str, ...]) -> list[str]:
+    import difflib  # only for keys OpenClaw does not know
+
+    return difflib.get_close_matches(word, choices, n=1, cutoff=0.8)
+
+
 def _near(word: str, choices: tuple[str, ...], meant: dict[str, str] | None = None) -> str | None:
     if meant and word in meant:
         return meant[word]
     if meant and word.lower() in meant:
         return meant[word.lower()]
+    import difflib  # only when a value is already wrong: a clean run never needs it
+
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.75)
     if close:
         return close[0]
@@ -626,8 +635,8 @@ def openclaw_metadata(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 _LOST,
                 help_=f"move it to {label}.requires.{name}",
             )
-        elif name not in _GATING_KEYS:
-            meant = difflib.get_close_matches(name, _GATING_KEYS, n=1, cutoff=0.8)
+        elif name not in _GATING_KEYS and name not in _OTHER_KEYS:
+            meant = _close(name, _GATING_KEYS)
             if meant:
                 yield _finding(
                     f"{label}.{name} is not a key OpenClaw reads; did you mean {meant[0]!r}?"
