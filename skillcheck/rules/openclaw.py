@@ -554,7 +554,16 @@ def _one_line_block(skill: Skill, fm: Frontmatter) -> Span | None:
         understand: an unknown `os` excludes the skill on every host, a misspelled
         requirement or installer is dropped, and the skill then loads where its tools are
         missing or is never offered an installer. Nothing tells the author; the skill just
-        never shows up, or fails when used.
+        never shows up, or fails when used. Only what makes the skill never load is an
+        error; a lost gate or installer is a warning.
+
+        Read from OpenClaw itself: openclaw/openclaw `src/agents/skills/config.ts`
+        (eligibility), `src/shared/frontmatter.ts` @0cadd180 (the block, `requires`,
+        `install`), `src/agents/skills/frontmatter.ts` @00d3a237 (fields each install kind
+        needs), `src/markdown/frontmatter.ts` @0774ff55 (the line reader merged with YAML,
+        so multi-line `metadata` works despite the docs' "single-line keys only" note), and
+        openclaw/docs `docs/tools/skills.md` @fec386e9, `docs/clawhub/skill-format.md`
+        @e8c184de.
     """,
     bad="""
         metadata:
