@@ -220,3 +220,8 @@ def test_one_line_json_is_read_when_the_rest_of_the_yaml_is_broken(tmp_path: Pat
     _code, report = lint_json("--isolated", "--target", "openclaw", str(tmp_path))
     [diag] = [d for d in report["diagnostics"] if d["code"] == "SK410"]
     assert (diag["line"], diag["column"], diag["severity"]) == (4, 11, "error")
+
+
+def test_a_platform_in_the_wrong_case_is_only_a_warning(tmp_path: Path) -> None:
+    [(_l, _c, severity, message)] = _sk410(tmp_path, "metadata:\n  openclaw:\n    os: [Linux]\n")
+    assert severity == "warning" and "use 'linux'" in message

@@ -296,12 +296,15 @@ def _check_os(label: str, value: _Val, *, entry: bool) -> Iterator[Finding]:
             v.text.lower() if v.text.lower() in _PLATFORMS else None
         )
         hint = f"use {meant!r}" if meant else f"use one of {', '.join(_DOCUMENTED_OS)}"
+        # `Darwin`: whether OpenClaw lower-cases the list is not certain, so never an error
+        unsure = v.text.lower() in _PLATFORMS
+        what = _LOST
         if entry:
             consequence = "this installer is never offered on that platform"
-            what = _LOST
         elif valid:
             consequence = "the skill is not eligible on the platform it names"
-            what = _LOST
+        elif unsure:
+            consequence = "the skill may never be eligible"
         else:
             consequence = "no host matches it, so OpenClaw never loads the skill"
             what = _NEVER
