@@ -1,7 +1,8 @@
 """Runtime profiles: what each loader knows and how it reacts, as data.
 
 Facts come from ../shared/reference/RUNTIMES.md (the spec, skills-ref, Anthropic's
-validators, Claude Code, Codex, Copilot/VS Code, Cursor, OpenSkills). Rules read these
+validators, Claude Code, Codex, Copilot/VS Code, Cursor, OpenSkills) and, for OpenClaw, from
+its own docs and loader (cited at OPENCLAW_FIELDS). Rules read these
 profiles to decide who breaks and how; no rule hard-codes a runtime's behaviour that
 belongs here.
 """
@@ -34,6 +35,33 @@ CLAUDE_CODE_FIELDS = frozenset(
         "paths",
         "shell",
         "version",
+    }
+)
+
+# OpenClaw, read at openclaw/openclaw and openclaw/docs (the versions the search index holds):
+# - docs/tools/skills.md (openclaw/docs@fec386e9): the optional keys below, `{baseDir}`, the
+#   skill roots, gating by `metadata.openclaw`;
+# - docs/clawhub/skill-format.md (openclaw/docs@e8c184de): `version`, the aliases `clawdbot`
+#   and `clawdis`, and that the ClawHub registry publishes `skill.md` too;
+# - src/agents/skills/local-loader.ts (@03ebdc7e) and workspace.ts (@005288fb): the loader
+#   opens `<dir>/SKILL.md` by exact name (so `skill.md` is not loaded on a case-sensitive
+#   disk: SK102 stays an error), falls back to the directory name for a missing `name`, and
+#   drops a skill without a `description`; it refuses a symlinked SKILL.md;
+# - src/markdown/frontmatter.ts (@0774ff55): the frontmatter must start with `---` (a BOM
+#   makes it empty, hence no description and a dropped skill); it is read twice, by a
+#   one-key-per-line reader and by YAML (core schema), and merged; when YAML fails the line
+#   reader alone remains (malformed YAML degrades). Nested YAML objects are turned into JSON,
+#   so `metadata` may be one-line JSON, multi-line JSON or block YAML, whatever the docs'
+#   "single-line keys only" note says.
+OPENCLAW_FIELDS = frozenset(
+    {
+        "homepage",
+        "user-invocable",
+        "disable-model-invocation",
+        "command-dispatch",
+        "command-tool",
+        "command-arg-mode",
+        "version",  # read by ClawHub at publish time
     }
 )
 
@@ -80,6 +108,14 @@ class Target:
     # past (ok, degraded) is at most a warning for it, and so are runtime-independent findings
     # (budgets, hygiene) when only such targets are active (lint.py)
     strict_parity: bool = False
+    # text the runtime replaces with the skill's directory before a path is used
+    # (`{baseDir}/references/x.md`); link checks substitute it before resolving
+    path_placeholders: tuple[str, ...] = ()
+    # the `metadata` keys whose object gates loading (`metadata.openclaw.requires` ...), in the
+    # order the loader tries them: the first one holding an object is read, the rest ignored
+    gating_namespaces: tuple[str, ...] = ()
+    # where the runtime looks for skills, highest precedence first (documentation, `init`)
+    skill_roots: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -180,6 +216,30 @@ TARGETS: dict[str, Target] = {
             compatibility_max=None,
             regex_description=True,
             malformed_yaml=Outcome.OK,  # reads the description with a regex, not YAML
+        ),
+        Target(
+            name="openclaw",
+            title="OpenClaw",
+            known_fields=SPEC_FIELDS | OPENCLAW_FIELDS,
+            unknown_field=Outcome.OK,  # the frontmatter is a plain record; unread keys stay
+            name_required=False,  # falls back to the directory name
+            name_charset="none",  # ClawHub keeps names from other clients as they are
+            bad_name=Outcome.OK,
+            name_dir_mismatch=Outcome.OK,  # the name, not the folder, is the skill's key
+            name_max=None,
+            description_max=None,
+            compatibility_max=None,
+            bom=Outcome.DROPPED,  # `startsWith("---")` fails: no description, skill skipped
+            malformed_yaml=Outcome.DEGRADED,  # the line reader's keys remain
+            boolean_fields=frozenset({"user-invocable", "disable-model-invocation"}),
+            path_placeholders=("{baseDir}",),
+            gating_namespaces=("openclaw", "clawdbot", "clawdis", "moltbot"),
+            skill_roots=(
+                "<workspace>/skills",
+                "<workspace>/.agents/skills",
+                "~/.agents/skills",
+                "~/.openclaw/skills",
+            ),
         ),
     )
 }

@@ -242,7 +242,7 @@ def add_defect(files: dict[str, bytes | str], defect: str) -> None:
         text += "\nSee [the limits](references/api.md#quotas-and-limits) before a batch run.\n"
     elif defect == "unknown-key":
         text = text.replace(
-            "license: Apache-2.0\n", "license: Apache-2.0\nhomepage: https://example.com/\n", 1
+            "license: Apache-2.0\n", "license: Apache-2.0\nwebsite: https://example.com/\n", 1
         )
     elif defect == "long-description":
         head, sep, rest = text.partition("\nlicense:")

@@ -309,7 +309,7 @@ def _tree(project: Path) -> list[Path]:
         write_skill(
             root,
             "dirty-skill",
-            "name: dirty-skill\nhomepage: https://example.com/\ndescription: Converts"
+            "name: dirty-skill\nwebsite: https://example.com/\ndescription: Converts"
             " invoices to ledgers. Use when the user asks to book an invoice.\n",
             body="# Steps\n\nRead [the guide](references/guide.md) first.\n",
         )
@@ -548,10 +548,10 @@ def test_entries_are_never_reused_under_another_configuration(project: Path, set
         assert (cached.exit_code, cached.stdout) == (fresh.exit_code, fresh.stdout), text
         return cached.exit_code, cached.stdout, cached.stderr
 
-    extra = with_config('extra-fields = ["homepage"]\n')
+    extra = with_config('extra-fields = ["website"]\n')
     assert "SK108" not in extra[1] and "SK501" in extra[1]
     assert "SK108" in with_config(None)[1]
-    assert "SK108" not in with_config('extra-fields = ["homepage"]\n')[1]
+    assert "SK108" not in with_config('extra-fields = ["website"]\n')[1]
     with_config("[budgets]\nbody-tokens = 5\n")
     with_config('name-charset = "unicode"\n')
 

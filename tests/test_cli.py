@@ -416,6 +416,7 @@ TARGETS = [
     "copilot",
     "cursor",
     "openskills",
+    "openclaw",
 ]
 
 
@@ -455,9 +456,11 @@ OUTCOME_CASES: dict[str, tuple[bytes, dict[str, str]]] = {
             "codex": "rejected",
             "copilot": "rejected",
             "cursor": "rejected",
+            "openclaw": "degraded",  # its line reader still finds every key
         },
     ),
-    # Claude Code before 2.1.239 silently ignored a SKILL.md starting with a BOM
+    # Claude Code before 2.1.239 silently ignored a SKILL.md starting with a BOM; OpenClaw
+    # finds no frontmatter after it, so no description, and skips the skill
     "with-bom": (
         b"\xef\xbb\xbf" + _skill_md("with-bom"),
         {
@@ -466,6 +469,7 @@ OUTCOME_CASES: dict[str, tuple[bytes, dict[str, str]]] = {
             "codex": "rejected",
             "skills-ref": "rejected",
             "agentskills": "degraded",
+            "openclaw": "dropped",
         },
     ),
     # OpenSkills shows the literal '>-' as the description
@@ -497,7 +501,19 @@ OUTCOME_CASES: dict[str, tuple[bytes, dict[str, str]]] = {
             "codex": "rejected",
             "cursor": "rejected",
             "openskills": "rejected",
+            "openclaw": "rejected",
         },
+    ),
+    # OpenClaw compares `os` with process.platform: 'macos' matches no host, the skill never
+    # loads; the spec only expects string values in metadata
+    "openclaw-os": (
+        _skill_md("openclaw-os", "metadata:\n  openclaw:\n    os: [macos]\n"),
+        {"openclaw": "dropped", "agentskills": "degraded", "skills-ref": "rejected"},
+    ),
+    # a misspelled requirement is dropped: OpenClaw loads the skill without the gate
+    "openclaw-requires": (
+        _skill_md("openclaw-requires", 'metadata: {"openclaw": {"requires": {"bin": ["jq"]}}}\n'),
+        {"openclaw": "degraded", "agentskills": "degraded", "skills-ref": "rejected"},
     ),
     # claude.ai reserves the words 'claude' and 'anthropic' in names
     "claude-helper": (_skill_md("claude-helper"), {"claude-api": "rejected"}),

@@ -345,7 +345,7 @@ def test_fix_follows_a_symlink_inside_the_skill(tmp_path: Path) -> None:
 TOOLS = ["Read", "Grep", "Bash(git add, commit)", "Bash(git:*)", "WebFetch"]
 DESCRIPTIONS = [DESC, "Résumé des PDF — 日本語 ✓. Use when the user asks about PDFs."]
 META_KEYS = ["version", "owner", "build", "beta", "released"]
-UNKNOWN_KEYS = ["author", "team", "homepage", "category"]
+UNKNOWN_KEYS = ["author", "team", "website", "category"]
 # (as written, the string it must read as after fixing, written form after fixing)
 VALUES = [
     ("data-team", "data-team", "data-team"),

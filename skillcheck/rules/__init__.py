@@ -18,6 +18,7 @@ FAMILIES: dict[str, str] = {
     "name": "SK2xx name",
     "description": "SK3xx description",
     "fields": "SK4xx other fields",
+    "openclaw": "SK4xx other fields",
     "references": "SK5xx references and files",
     "files": "SK5xx references and files",
     "budgets": "SK6xx budgets",

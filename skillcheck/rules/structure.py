@@ -165,6 +165,7 @@ _NO_FRONTMATTER_IMPACT = {
     "copilot": Outcome.DROPPED,
     "cursor": Outcome.REJECTED,
     "openskills": Outcome.DEGRADED,  # no description line to read
+    "openclaw": Outcome.DROPPED,  # no description: the loader skips the skill silently
 }
 
 
@@ -409,6 +410,7 @@ def duplicate_key(skill: Skill, ctx: Context) -> Iterator[Finding]:
         "copilot": Outcome.DEGRADED,
         "cursor": Outcome.DEGRADED,
         "openskills": Outcome.DEGRADED,
+        "openclaw": Outcome.DEGRADED,  # YAML refuses it; the line reader's last value wins
     }
     stack = [fm.root]
     while stack:
