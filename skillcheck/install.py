@@ -38,7 +38,8 @@ from skillcheck.wellknown import (
     FetchError,
     LocalSource,
     Source,
-    read_publication,
+    iter_skills,
+    open_publication,
 )
 
 MAX_REDIRECTS = 5
@@ -215,22 +216,23 @@ def install(
     directory without ``force``) is recorded in ``failed`` and nothing of it is written.
     """
     dest = Path(dest)
-    pub = read_publication(
-        source, limits=limits, allow_unverified=allow_unverified, select=select, keep_going=True
+    pub, entries = open_publication(
+        source, limits=limits, allow_unverified=allow_unverified, select=select
     )
     report = InstallReport(warnings=list(pub.index.warnings))
     if not pub.verified:
         report.warnings.append("v0.1.0 index: no digests, so these skills are installed UNVERIFIED")
-    for entry, exc in pub.failed:
-        code = 2 if isinstance(exc, FetchError) else 1
-        report.failed.append((entry.name, str(exc), code))
-    if pub.skills and not dry_run:
-        try:
-            dest.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise FetchError(f"{dest}: cannot create: {exc.strerror or exc}") from None
-    for artifact in pub.skills:
-        name = artifact.entry.name
+    for entry, artifact in iter_skills(source, pub, entries, limits):
+        name = entry.name
+        if isinstance(artifact, Exception):
+            code = 2 if isinstance(artifact, FetchError) else 1
+            report.failed.append((name, str(artifact), code))
+            continue
+        if not dry_run:
+            try:
+                dest.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise FetchError(f"{dest}: cannot create: {exc.strerror or exc}") from None
         target = dest / name
         if os.path.lexists(target) and not force:
             report.failed.append((name, f"{target}: exists (use --force to replace it)", 1))

@@ -25,11 +25,12 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import urllib.parse
 import zipfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -635,7 +636,6 @@ class Publication:
     index: Index
     manifest: dict[str, Any] | None  # ours, when published beside the index
     skills: list[Artifact]
-    failed: list[tuple[Entry, Exception]]
 
     @property
     def verified(self) -> bool:
@@ -656,23 +656,22 @@ def _our_manifest(source: Source, index_url: str, limits: Limits) -> dict[str, A
     if schema != MANIFEST_SCHEMA:
         return None
     try:
-        return parse_manifest(data, limits, rfc_paths=True)
+        # the sizes it claims are not a bound on anything: each artifact is bounded as read
+        return parse_manifest(data, replace(limits, max_total_bytes=sys.maxsize), rfc_paths=True)
     except BundleError as exc:
         raise BundleError(f"manifest.json beside the index: {exc}") from None
 
 
-def read_publication(
+def open_publication(
     source: Source,
     *,
     limits: Limits = DEFAULT_LIMITS,
     allow_unverified: bool = False,
     select: list[str] | None = None,
-    keep_going: bool = False,
     expect_digest: str | None = None,
-) -> Publication:
-    """Read a publication from ``source``: the index, our manifest when present, then each
-    (selected) skill through ``read_skill``. The first problem raises, unless ``keep_going``:
-    then a skill's problem is recorded in ``failed`` and the others are still read."""
+) -> tuple[Publication, list[Entry]]:
+    """Read a publication's index (and our manifest when present); return it with the
+    entries to read (all, or ``select`` in that order)."""
     index_bytes, _, index_url = source.fetch(source.index_url, limits.max_manifest_bytes)
     digest = file_digest(index_bytes)
     if expect_digest is not None and digest != expect_digest:
@@ -680,10 +679,10 @@ def read_publication(
     index = parse_index(index_bytes, allow_unverified=allow_unverified)
     manifest = _our_manifest(source, index_url, limits) if index.schema else None
     by_name = {e.name: e for e in index.entries}
-    mentries = {m["name"]: m for m in manifest["skills"]} if manifest else {}
     if manifest is not None and select is None:
-        for name in sorted(set(mentries) ^ set(by_name)):
-            where = "manifest.json" if name in mentries else "index.json"
+        mnames = {m["name"] for m in manifest["skills"]}
+        for name in sorted(mnames ^ set(by_name)):
+            where = "manifest.json" if name in mnames else "index.json"
             raise BundleError(f"skill {show(name)} is in {where} only")
     entries = index.entries
     if select is not None:
@@ -691,19 +690,41 @@ def read_publication(
         if unknown:
             raise BundleError(f"the index lists no skill named {show(unknown[0])}")
         entries = [by_name[n] for n in dict.fromkeys(select)]
-    pub = Publication(index_url, index_bytes, index, manifest, [], [])
-    total = 0
+    return Publication(index_url, index_bytes, index, manifest, []), entries
+
+
+def iter_skills(
+    source: Source, pub: Publication, entries: list[Entry], limits: Limits = DEFAULT_LIMITS
+) -> Iterator[tuple[Entry, Artifact | BundleError | FetchError]]:
+    """Each entry with its artifact read (``read_skill``) or the reason it could not be:
+    one skill in memory at a time."""
+    mentries = {m["name"]: m for m in pub.manifest["skills"]} if pub.manifest else {}
     for entry in entries:
         try:
-            artifact = read_skill(source, index_url, entry, limits, mentries.get(entry.name))
-            total += artifact.size
-            if total > limits.max_total_bytes:
-                raise BundleError(f"skills total more than {limits.max_total_bytes} bytes")
+            yield entry, read_skill(source, pub.index_url, entry, limits, mentries.get(entry.name))
         except (BundleError, FetchError) as exc:
-            if not keep_going:
-                raise
-            pub.failed.append((entry, exc))
-            continue
+            yield entry, exc
+
+
+def read_publication(
+    source: Source,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    allow_unverified: bool = False,
+    expect_digest: str | None = None,
+) -> Publication:
+    """Read a whole publication, every skill in memory (bounded together by ``limits``);
+    the first problem raises."""
+    pub, entries = open_publication(
+        source, limits=limits, allow_unverified=allow_unverified, expect_digest=expect_digest
+    )
+    total = 0
+    for _, artifact in iter_skills(source, pub, entries, limits):
+        if isinstance(artifact, Exception):
+            raise artifact
+        total += artifact.size
+        if total > limits.max_total_bytes:
+            raise BundleError(f"skills total more than {limits.max_total_bytes} bytes")
         pub.skills.append(artifact)
     return pub
 

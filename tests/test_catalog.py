@@ -11,8 +11,8 @@ import pytest
 
 from skillcheck.catalog import (
     DEFAULT_EXCLUDES,
-    CatalogError,
     MANIFEST_SCHEMA,
+    CatalogError,
     build_manifest,
     dumps_manifest,
     file_digest,
