@@ -74,6 +74,7 @@ from skillcheck.model import Skill, SkillFile
 DEFAULT_MTIME = 315532800
 MANIFEST_NAME = "manifest.json"  # in a bundle and an unpacked bundle
 INDEX_NAME = "index.json"  # in a well-known directory
+INSTALLED_NAME = ".skillcheck-installed.json"  # our manifest of what `install` put in DEST
 FORMATS = ("tar.gz", "zip")
 GZIP_LEVEL = 9
 
@@ -1141,7 +1142,8 @@ class VerifyResult:
     """What ``verify`` established about a bundle."""
 
     path: Path
-    kind: str  # "tar.gz", "zip", "well-known" or "directory" (an unpacked bundle)
+    # "tar.gz", "zip", "well-known", "directory" (an unpacked bundle) or "installed" (a DEST)
+    kind: str
     digest: str  # sha256 of the bundle file; of index.json / manifest.json for a directory
     manifest: dict[str, Any]
     files: int
@@ -1347,13 +1349,14 @@ def _verify_dir(path: Path, limits: Limits, expect: str | None, **options: Any) 
             return verify_directory(path, limits, expect, **options)
         except FetchError as exc:
             raise BundleError(str(exc)) from None
-    present = [n for n in (INDEX_NAME, MANIFEST_NAME) if os.path.lexists(path / n)]
+    present = [n for n in (MANIFEST_NAME, INSTALLED_NAME) if os.path.lexists(path / n)]
     if len(present) != 1:
         raise BundleError(
-            f"{path}: a bundle directory holds exactly one of index.json (well-known) "
-            "or manifest.json (unpacked bundle)"
+            f"{path}: a bundle directory holds exactly one of index.json (well-known), "
+            f"manifest.json (unpacked bundle) or {INSTALLED_NAME} (skillcheck install)"
         )
-    kind = "directory"
+    # an install DEST may hold other skills too: only those we installed are checked
+    kind = "directory" if present[0] == MANIFEST_NAME else "installed"
     try:
         data = read_in_root(path, present[0], limits.max_manifest_bytes)
     except CatalogError as exc:
@@ -1367,6 +1370,8 @@ def _verify_dir(path: Path, limits: Limits, expect: str | None, **options: Any) 
         allowed[entry["name"]] = "dir"
     for item in sorted(os.scandir(path), key=lambda e: e.name):
         want = allowed.get(item.name)
+        if want is None and kind == "installed":
+            continue
         st = item.stat(follow_symlinks=False)
         ok = stat.S_ISDIR(st.st_mode) if want == "dir" else stat.S_ISREG(st.st_mode)
         if want is None or not ok:

@@ -571,7 +571,10 @@ def install(
     for item in report.installed:
         tail = "" if item.verified else ", UNVERIFIED"
         click.echo(
-            safe(f"{verb} {item.name} -> {item.path} ({item.files} files, {item.size} bytes{tail})")
+            safe(
+                f"{verb} {item.name} -> {item.path} ({item.files} file{'s' * (item.files != 1)}, "
+                f"{item.size} bytes{tail})"
+            )
         )
     code = max((c for _, _, c in report.failed), default=EXIT_CLEAN)
     if report.installed and not dry_run:

@@ -29,8 +29,24 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
-from skillcheck.bundle import DEFAULT_LIMITS, BundleError, Limits, _swap_dir, _write_new_file
-from skillcheck.catalog import show
+from skillcheck.bundle import (
+    DEFAULT_LIMITS,
+    INSTALLED_NAME,
+    BundleError,
+    Limits,
+    _swap_dir,
+    _write_new_file,
+    parse_manifest,
+)
+from skillcheck.catalog import (
+    MANIFEST_SCHEMA,
+    CatalogError,
+    dumps_manifest,
+    file_digest,
+    read_in_root,
+    show,
+    skill_digest,
+)
 from skillcheck.wellknown import (
     INDEX_NAME,
     WELL_KNOWN,
@@ -222,6 +238,7 @@ def install(
     report = InstallReport(warnings=list(pub.index.warnings))
     if not pub.verified:
         report.warnings.append("v0.1.0 index: no digests, so these skills are installed UNVERIFIED")
+    records: dict[str, dict[str, Any] | None] = {}
     for entry, artifact in iter_skills(source, pub, entries, limits):
         name = entry.name
         if isinstance(artifact, Exception):
@@ -246,4 +263,49 @@ def install(
         report.installed.append(
             Installed(name, target, len(artifact.files), artifact.size, artifact.verified)
         )
+        if not dry_run:
+            records[name] = _record(artifact, pub.index_url) if artifact.verified else None
+    if records:
+        _update_record(dest, records, report)
     return report
+
+
+def _record(artifact: Artifact, index_url: str) -> dict[str, Any]:
+    """Our manifest's entry for an installed skill, with where it came from."""
+    files = [
+        {"path": p, "digest": file_digest(d), "size": len(d), "executable": x}
+        for p, (d, x) in artifact.files.items()
+    ]
+    return {
+        "name": artifact.entry.name,
+        "description": artifact.entry.description,
+        "digest": skill_digest((f["path"], f["digest"]) for f in files),
+        "files": files,
+        "source": {"index": index_url, "url": artifact.url, "digest": artifact.entry.digest},
+    }
+
+
+def _update_record(
+    dest: Path, records: dict[str, dict[str, Any] | None], report: InstallReport
+) -> None:
+    """Merge what was installed into ``DEST/.skillcheck-installed.json`` (our manifest), so
+    that ``open_bundle(DEST)`` verifies the installed skills; skills installed unverified
+    (None) are left out of it, as are skills whose directory is gone."""
+    from skillcheck.atomic import write_atomic
+
+    entries: dict[str, dict[str, Any]] = {}
+    if os.path.lexists(dest / INSTALLED_NAME):
+        try:
+            previous = parse_manifest(read_in_root(dest, INSTALLED_NAME))
+            entries = {e["name"]: e for e in previous["skills"]}
+        except (BundleError, CatalogError) as exc:
+            report.warnings.append(f"{dest / INSTALLED_NAME}: {exc}; written afresh")
+    for name, entry in records.items():
+        entries.pop(name, None)
+        if entry is not None:
+            entries[name] = entry
+    skills = [entries[n] for n in sorted(entries) if (dest / n).is_dir()]
+    data = dumps_manifest(
+        {"$schema": MANIFEST_SCHEMA, "generator": f"skillcheck {__version__}", "skills": skills}
+    )
+    write_atomic(dest / INSTALLED_NAME, data, mode=0o644)

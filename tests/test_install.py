@@ -86,7 +86,9 @@ def site(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def installed(dest: Path) -> dict[str, dict[str, tuple[bytes, bool]]]:
-    return {p.name: source_files(p) for p in sorted(dest.iterdir())} if dest.exists() else {}
+    if not dest.exists():
+        return {}
+    return {p.name: source_files(p) for p in sorted(dest.iterdir()) if p.is_dir()}
 
 
 def test_install_from_an_origin_byte_exactly(tmp_path: Path, serve) -> None:
@@ -97,7 +99,8 @@ def test_install_from_an_origin_byte_exactly(tmp_path: Path, serve) -> None:
     assert result.exit_code == 0, result.output
     assert installed(dest) == {n: source_files(skills / n) for n in ("alpha", "beta")}
     assert "Installed alpha -> " in result.stdout and "(3 files" in result.stdout
-    assert sorted(os.listdir(dest)) == ["alpha", "beta"]  # no temporary directory left
+    # no temporary directory left; the record of what was installed, for the loader
+    assert sorted(os.listdir(dest)) == [".skillcheck-installed.json", "alpha", "beta"]
     # an existing skill is kept unless --force; --skill picks one
     (dest / "alpha" / "SKILL.md").write_text("mine")
     again = invoke("install", url, str(dest), "--skill", "alpha")
@@ -247,7 +250,7 @@ def test_oversized_artifacts_are_refused(tmp_path: Path, serve) -> None:
     result = invoke("install", serve(tmp_path / "site"), str(dest), "--max-bytes", "20000")
     assert result.exit_code == 1
     assert "more than the limit of 20000" in result.stderr
-    assert sorted(os.listdir(dest)) == ["beta"]
+    assert installed(dest) == {"beta": source_files(skills / "beta")}
 
 
 def test_bad_sources_are_usage_errors(tmp_path: Path, serve) -> None:
@@ -262,3 +265,24 @@ def test_bad_sources_are_usage_errors(tmp_path: Path, serve) -> None:
         assert result.exit_code == 2, (source, result.output)
         assert reason in result.stderr
         assert "Traceback" not in result.output
+
+
+def test_the_loader_opens_an_install_dest(tmp_path: Path, serve) -> None:
+    from skillcheck.bundle import BundleError, open_bundle
+
+    root, skills = site(tmp_path)
+    dest = tmp_path / "dest"
+    (dest / "mine").mkdir(parents=True)  # a skill of the user's own, not ours to check
+    (dest / "mine" / "SKILL.md").write_bytes(skill_md("mine"))
+    url = serve(root)
+    assert invoke("install", url, str(dest), "--skill", "beta").exit_code == 0
+    assert invoke("install", url, str(dest), "--skill", "alpha").exit_code == 0
+    bundle = open_bundle(dest)
+    assert bundle.kind == "installed" and bundle.names() == ["alpha", "beta"]
+    notes = (skills / "alpha" / "references" / "NOTES.md").read_bytes()
+    assert bundle.read_bytes("alpha", "references/NOTES.md") == notes
+    record = json.loads((dest / ".skillcheck-installed.json").read_bytes())
+    assert record["skills"][0]["source"]["url"] == url + "/.well-known/agent-skills/alpha.tar.gz"
+    (dest / "alpha" / "references" / "NOTES.md").write_bytes(b"edited")
+    with pytest.raises(BundleError, match=r"alpha/references/NOTES\.md"):
+        open_bundle(dest)

@@ -421,3 +421,30 @@ def test_published_files_are_world_readable(tmp_path: Path) -> None:
     for path in [wk, *wk.rglob("*")]:
         mode = stat.S_IMODE(os.stat(path).st_mode)
         assert mode in (0o644, 0o755), (path, oct(mode))
+
+
+def test_readme_loader_example_runs_on_a_well_known_directory(tmp_path: Path) -> None:
+    """The README's loader example, against our publication and against an install DEST."""
+    import re
+
+    readme = Path(__file__).resolve().parent.parent / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), re.S)
+    examples = [b for b in blocks if "open_bundle(" in b]
+    assert examples
+    skills = tmp_path / "skills"
+    write_skill(
+        skills,
+        "pdf-processing",
+        "name: pdf-processing\ndescription: Fills PDF forms. Use when a PDF form comes up.\n",
+        "# PDF\n\nForms: [FORMS](references/FORMS.md).\n",
+        {"references/FORMS.md": "# Forms\n\nFill them in.\n"},
+    )
+    wk = tmp_path / "wk"
+    assert invoke("pack", str(skills), "--well-known", str(wk), "--isolated").exit_code == 0
+    dest = tmp_path / "dest"
+    assert invoke("install", str(wk), str(dest)).exit_code == 0
+    for path in (wk, dest):
+        for code in examples:
+            namespace: dict = {"bundle_path": path}
+            exec(compile(code, "README.md", "exec"), namespace)
+            assert namespace["forms"] == "# Forms\n\nFill them in.\n"
