@@ -78,9 +78,13 @@ def _loopback(host: str | None) -> bool:
         return False
 
 
-def url_problem(url: str) -> str | None:
-    """Why skillcheck will not fetch ``url``, or None."""
+def url_problem(url: str, local: bool = True) -> str | None:
+    """Why skillcheck will not fetch ``url``, or None. ``local``: the publication itself is
+    on loopback; a remote one may not send us to loopback services (by a redirect or an
+    absolute URL)."""
     parts = urllib.parse.urlsplit(url)
+    if not local and _loopback(parts.hostname):
+        return "a publication that is not on loopback may not point at a loopback address"
     if parts.scheme == "https" and parts.hostname:
         return None
     if parts.scheme == "http" and _loopback(parts.hostname):
@@ -95,10 +99,14 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
 
     max_redirections = MAX_REDIRECTS
 
+    def __init__(self, local: bool) -> None:
+        super().__init__()
+        self.local = local
+
     def redirect_request(  # type: ignore[override]
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
-        problem = url_problem(newurl)
+        problem = url_problem(newurl, self.local)
         if problem:
             raise BundleError(f"{show(req.full_url)} redirects to {show(newurl)}: {problem}")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
@@ -110,10 +118,11 @@ class HttpSource(Source):
     def __init__(self, index_url: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.index_url = index_url
         self.timeout = timeout
-        self.opener = urllib.request.build_opener(_Redirects())
+        self.local = _loopback(urllib.parse.urlsplit(index_url).hostname)
+        self.opener = urllib.request.build_opener(_Redirects(self.local))
 
     def _open(self, url: str) -> Any:
-        problem = url_problem(url)
+        problem = url_problem(url, self.local)
         if problem:
             raise BundleError(f"{show(url)}: {problem}")
         request = urllib.request.Request(url, headers={"User-Agent": f"skillcheck/{__version__}"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -34,6 +35,9 @@ class Handler(SimpleHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
+        if self.path == "/slow":
+            time.sleep(3)
+            return self._redirect("/")
         parts = self.path.split("/")
         if len(parts) > 3 and parts[1] == "hop":
             hops = int(parts[2])
@@ -286,3 +290,62 @@ def test_the_loader_opens_an_install_dest(tmp_path: Path, serve) -> None:
     (dest / "alpha" / "references" / "NOTES.md").write_bytes(b"edited")
     with pytest.raises(BundleError, match=r"alpha/references/NOTES\.md"):
         open_bundle(dest)
+
+
+def test_slow_servers_time_out(tmp_path: Path, serve) -> None:
+    start = time.monotonic()
+    result = invoke("install", serve(tmp_path) + "/slow", str(tmp_path / "d"), "--timeout", "0.5")
+    assert result.exit_code == 2 and "timed out" in result.stderr, result.output
+    assert time.monotonic() - start < 2.5
+
+
+def test_a_remote_publication_cannot_send_us_to_loopback() -> None:
+    from skillcheck.bundle import BundleError
+    from skillcheck.install import HttpSource
+
+    remote = HttpSource("https://skills.example.com/.well-known/agent-skills/index.json")
+    for url in ("http://127.0.0.1:9/x.tar.gz", "https://localhost/x.tar.gz", "http://[::1]/x"):
+        with pytest.raises(BundleError, match="may not point at a loopback address"):
+            remote.fetch(url, 100)  # refused before any connection is attempted
+
+
+def test_publishing_again_replaces_our_directory_only(tmp_path: Path) -> None:
+    wk = publish(tmp_path)
+    (tmp_path / "skills" / "beta" / "extra.md").write_text("# Extra\n")
+    assert (
+        invoke("pack", str(tmp_path / "skills"), "--well-known", str(wk), "--isolated").exit_code
+        == 0
+    )
+    index = json.loads((wk / "index.json").read_bytes())
+    assert [e["type"] for e in index["skills"]] == ["archive", "archive"]
+    assert not (wk / "beta").exists()
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "precious.txt").write_text("x")
+    result = invoke("pack", str(tmp_path / "skills"), "--well-known", str(foreign), "--isolated")
+    assert result.exit_code == 1 and "refusing to replace it" in result.stderr
+    assert os.listdir(foreign) == ["precious.txt"]
+
+
+def test_a_failed_write_leaves_dest_as_it_was(tmp_path: Path, serve, monkeypatch) -> None:
+    from skillcheck import install as install_module
+
+    root, _ = site(tmp_path)
+    dest = tmp_path / "dest"
+    (dest / "alpha").mkdir(parents=True)
+    (dest / "alpha" / "SKILL.md").write_text("old")
+    calls = []
+
+    def failing(root_: Path, rel: str, data: bytes, executable: bool) -> None:
+        calls.append(rel)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        original(root_, rel, data, executable)
+
+    original = install_module._write_new_file
+    monkeypatch.setattr(install_module, "_write_new_file", failing)
+    result = invoke("install", serve(root), str(dest), "--skill", "alpha", "--force")
+    assert result.exit_code == 2 and "No space left on device" in result.stderr
+    assert sorted(os.listdir(dest)) == ["alpha"]  # no temporary directory left
+    assert os.listdir(dest / "alpha") == ["SKILL.md"]
+    assert (dest / "alpha" / "SKILL.md").read_text() == "old"
