@@ -568,10 +568,10 @@ def unpack_archive(
 
 
 def _check_against_manifest(
-    name: str, files: dict[str, tuple[bytes, bool]], mentry: dict[str, Any]
+    name: str, files: dict[str, tuple[bytes, bool]], mentry: dict[str, Any], modes: bool
 ) -> None:
     """Our stricter check: the artifact holds exactly the files our manifest lists, with
-    their digests, sizes and modes."""
+    their digests, sizes and (``modes``: an archive; a bare SKILL.md has none) modes."""
     expected = {fe["path"]: fe for fe in mentry["files"]}
     for path in sorted(set(expected) ^ set(files)):
         where = "manifest.json" if path in expected else "the artifact"
@@ -581,7 +581,7 @@ def _check_against_manifest(
         fe = expected[path]
         if file_digest(data) != fe["digest"] or len(data) != fe.get("size", len(data)):
             raise BundleError(f"skill {show(name)}: {show(path)} differs from manifest.json")
-        if "executable" in fe and fe["executable"] != executable:
+        if modes and "executable" in fe and fe["executable"] != executable:
             raise BundleError(
                 f"skill {show(name)}: mode of {show(path)} does not match manifest.json"
             )
@@ -625,7 +625,7 @@ def read_skill(
         fmt = archive_format(final, content_type, data)
         files = unpack_archive(data, fmt, where, limits)
     if mentry is not None:
-        _check_against_manifest(entry.name, files, mentry)
+        _check_against_manifest(entry.name, files, mentry, modes=fmt is not None)
     return Artifact(entry, url, fmt, files)
 
 

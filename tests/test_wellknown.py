@@ -448,3 +448,14 @@ def test_readme_loader_example_runs_on_a_well_known_directory(tmp_path: Path) ->
             namespace: dict = {"bundle_path": path}
             exec(compile(code, "README.md", "exec"), namespace)
             assert namespace["forms"] == "# Forms\n\nFill them in.\n"
+
+
+def test_an_executable_skill_md_alone_is_still_skill_md(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    write_skill(skills, "solo", f"name: solo\ndescription: {DESC.format('solo', 'solo')}\n")
+    os.chmod(skills / "solo" / "SKILL.md", 0o755)
+    wk = tmp_path / "wk"
+    assert invoke("pack", str(skills), "--well-known", str(wk), "--isolated").exit_code == 0
+    assert json.loads((wk / "index.json").read_bytes())["skills"][0]["type"] == "skill-md"
+    result = invoke("verify", str(wk))
+    assert result.exit_code == 0, result.output
