@@ -576,6 +576,8 @@ def install(
                 f"{item.size} bytes{tail})"
             )
         )
+    for name in report.current:
+        click.echo(safe(f"{name} is up to date in {dest}"))
     code = max((c for _, _, c in report.failed), default=EXIT_CLEAN)
     if report.installed and not dry_run:
         from skillcheck.lint import lint as run_lint

@@ -209,6 +209,7 @@ class InstallReport:
     installed: list[Installed] = field(default_factory=list)
     failed: list[tuple[str, str, int]] = field(default_factory=list)  # name, reason, exit code
     warnings: list[str] = field(default_factory=list)
+    current: list[str] = field(default_factory=list)  # installed already, unchanged
 
 
 def _write_skill(artifact: Artifact, target: Path) -> None:
@@ -239,6 +240,8 @@ def install(
     The index problems (unknown ``$schema``, v0.1.0 without ``allow_unverified``, malformed
     JSON) raise ``BundleError``; a skill that fails (digest, archive, download, existing
     directory without ``force``) is recorded in ``failed`` and nothing of it is written.
+    A skill installed earlier from an artifact of the same digest, and unchanged on disk
+    since, is ``current``: the RFC's digest-based caching, nothing is downloaded for it.
     """
     dest = Path(dest)
     pub, entries = open_publication(
@@ -247,8 +250,18 @@ def install(
     report = InstallReport(warnings=list(pub.index.warnings))
     if not pub.verified:
         report.warnings.append("v0.1.0 index: no digests, so these skills are installed UNVERIFIED")
+    previous = _read_record(dest, report)
     records: dict[str, dict[str, Any] | None] = {}
-    for entry, artifact in iter_skills(source, pub, entries, limits):
+    wanted = []
+    for entry in entries:
+        target = dest / entry.name
+        if force or not os.path.lexists(target):
+            wanted.append(entry)
+        elif entry.digest is not None and _unchanged(dest, previous.get(entry.name), entry.digest):
+            report.current.append(entry.name)
+        else:
+            report.failed.append((entry.name, f"{target}: exists (use --force to replace it)", 1))
+    for entry, artifact in iter_skills(source, pub, wanted, limits):
         name = entry.name
         if isinstance(artifact, Exception):
             code = 2 if isinstance(artifact, FetchError) else 1
@@ -260,9 +273,6 @@ def install(
             except OSError as exc:
                 raise FetchError(f"{dest}: cannot create: {exc.strerror or exc}") from None
         target = dest / name
-        if os.path.lexists(target) and not force:
-            report.failed.append((name, f"{target}: exists (use --force to replace it)", 1))
-            continue
         if not dry_run:
             try:
                 _write_skill(artifact, target)
@@ -275,8 +285,42 @@ def install(
         if not dry_run:
             records[name] = _record(artifact, pub.index_url) if artifact.verified else None
     if records:
-        _update_record(dest, records, report)
+        _update_record(dest, previous, records)
     return report
+
+
+def _read_record(dest: Path, report: InstallReport) -> dict[str, dict[str, Any]]:
+    """The skills ``DEST/.skillcheck-installed.json`` lists, by name ({} when there is none,
+    or, with a warning, when it is not valid)."""
+    if not os.path.lexists(dest / INSTALLED_NAME):
+        return {}
+    try:
+        previous = parse_manifest(read_in_root(dest, INSTALLED_NAME))
+    except (BundleError, CatalogError) as exc:
+        report.warnings.append(f"{dest / INSTALLED_NAME}: {exc}; it will be written afresh")
+        return {}
+    return {e["name"]: e for e in previous["skills"]}
+
+
+def _unchanged(dest: Path, record: dict[str, Any] | None, digest: str) -> bool:
+    """Whether ``dest/<name>`` holds exactly what was installed from an artifact of
+    ``digest``: the same files with the same digests, nothing more, no link."""
+    if record is None or record.get("source", {}).get("digest") != digest:
+        return False
+    root = dest / record["name"]
+    expected = {fe["path"]: fe["digest"] for fe in record["files"]}
+    seen = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            rel = Path(dirpath, name).relative_to(root).as_posix()
+            try:
+                data = read_in_root(root, rel)
+            except CatalogError:
+                return False
+            if expected.get(rel) != file_digest(data):
+                return False
+            seen.add(rel)
+    return seen == set(expected)
 
 
 def _record(artifact: Artifact, index_url: str) -> dict[str, Any]:
@@ -295,20 +339,16 @@ def _record(artifact: Artifact, index_url: str) -> dict[str, Any]:
 
 
 def _update_record(
-    dest: Path, records: dict[str, dict[str, Any] | None], report: InstallReport
+    dest: Path,
+    previous: dict[str, dict[str, Any]],
+    records: dict[str, dict[str, Any] | None],
 ) -> None:
     """Merge what was installed into ``DEST/.skillcheck-installed.json`` (our manifest), so
     that ``open_bundle(DEST)`` verifies the installed skills; skills installed unverified
     (None) are left out of it, as are skills whose directory is gone."""
     from skillcheck.atomic import write_atomic
 
-    entries: dict[str, dict[str, Any]] = {}
-    if os.path.lexists(dest / INSTALLED_NAME):
-        try:
-            previous = parse_manifest(read_in_root(dest, INSTALLED_NAME))
-            entries = {e["name"]: e for e in previous["skills"]}
-        except (BundleError, CatalogError) as exc:
-            report.warnings.append(f"{dest / INSTALLED_NAME}: {exc}; written afresh")
+    entries = dict(previous)
     for name, entry in records.items():
         entries.pop(name, None)
         if entry is not None:

@@ -105,7 +105,11 @@ def test_install_from_an_origin_byte_exactly(tmp_path: Path, serve) -> None:
     assert "Installed alpha -> " in result.stdout and "(3 files" in result.stdout
     # no temporary directory left; the record of what was installed, for the loader
     assert sorted(os.listdir(dest)) == [".skillcheck-installed.json", "alpha", "beta"]
-    # an existing skill is kept unless --force; --skill picks one
+    # installing again downloads nothing for skills unchanged since (the RFC's caching)
+    again = invoke("install", url, str(dest))
+    assert again.exit_code == 0, again.output
+    assert "alpha is up to date" in again.stdout and "beta is up to date" in again.stdout
+    # an existing skill that differs is kept unless --force; --skill picks one
     (dest / "alpha" / "SKILL.md").write_text("mine")
     again = invoke("install", url, str(dest), "--skill", "alpha")
     assert again.exit_code == 1 and "exists (use --force" in again.stderr
