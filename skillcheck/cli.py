@@ -450,7 +450,7 @@ def pack(
     """Pack skills into a byte-reproducible bundle, a well-known directory (the Agent Skills
     Discovery RFC) or one upload zip per skill."""
     from skillcheck.bundle import pack_bundle
-    from skillcheck.wellknown import pack_uploads, publish
+    from skillcheck.wellknown import base_url_problem, pack_uploads, publish
 
     if [output, well_known, uploads].count(None) != 2:
         raise UsageProblem(
@@ -458,6 +458,8 @@ def pack(
         )
     if base_url and well_known is None:
         raise UsageProblem("--base-url goes with --well-known")
+    if base_url_problem(base_url):
+        raise UsageProblem(base_url_problem(base_url))
     result, settings = _lint_gate(
         paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict
     )
@@ -548,7 +550,7 @@ def install(
     from skillcheck.install import UsageError, open_source
     from skillcheck.install import install as run_install
     from skillcheck.report import safe
-    from skillcheck.wellknown import FetchError
+    from skillcheck.wellknown import FetchError, SelectionError
 
     try:
         src = open_source(source, timeout, base_url)
@@ -561,7 +563,7 @@ def install(
             allow_unverified=allow_unverified,
             limits=Limits(max_total_bytes=max_bytes),
         )
-    except (UsageError, FetchError) as exc:
+    except (UsageError, FetchError, SelectionError) as exc:
         raise UsageProblem(str(exc)) from None
     for warning in report.warnings:
         click.echo(f"skillcheck: warning: {safe(warning)}", err=True)

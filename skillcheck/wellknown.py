@@ -96,12 +96,26 @@ class UnverifiableError(BundleError):
     """A v0.1.0 index (no ``$schema``): it carries no digests, so nothing can be verified."""
 
 
+class SelectionError(Exception):
+    """A skill asked for by name is not in the index: a usage problem (exit 2)."""
+
+
 class FetchError(Exception):
     """An artifact or index could not be fetched (network, HTTP status, missing file): an
     I/O problem (exit 2), not a verdict on the content."""
 
 
 # --- publishing -----------------------------------------------------------------------------
+
+
+def base_url_problem(base_url: str | None) -> str | None:
+    """Why ``base_url`` cannot prefix the artifact URLs of a publication, or None."""
+    if not base_url:
+        return None
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        return f"--base-url {base_url!r} is not an absolute http(s) URL"
+    return None
 
 
 def publish(
@@ -125,12 +139,10 @@ def publish(
     if archive_format not in ARCHIVE_FORMATS:
         raise BundleError(f"unknown archive format {archive_format!r} (choose tar.gz or zip)")
     mtime = default_mtime() if mtime is None else _check_mtime(mtime)
-    prefix = ""
-    if base_url:
-        parts = urllib.parse.urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
-            raise BundleError(f"--base-url {base_url!r} is not an absolute http(s) URL")
-        prefix = base_url.rstrip("/") + "/"
+    problem = base_url_problem(base_url)
+    if problem:
+        raise BundleError(problem)
+    prefix = base_url.rstrip("/") + "/" if base_url else ""
     out_dir = Path(out_dir)
     _check_outside_skills(skills, out_dir)
     plan = _plan(skills, manifest)
@@ -688,7 +700,7 @@ def open_publication(
     if select is not None:
         unknown = [n for n in select if n not in by_name]
         if unknown:
-            raise BundleError(f"the index lists no skill named {show(unknown[0])}")
+            raise SelectionError(f"the index lists no skill named {show(unknown[0])}")
         entries = [by_name[n] for n in dict.fromkeys(select)]
     return Publication(index_url, index_bytes, index, manifest, []), entries
 

@@ -268,8 +268,9 @@ def test_bad_sources_are_usage_errors(tmp_path: Path, serve) -> None:
         (str(tmp_path / "nothing"), "not a directory"),
         (str(tmp_path), "no index.json"),
         (serve(tmp_path) + "/missing/index.json", "HTTP 404"),
+        (str(publish(tmp_path / "p")), "the index lists no skill named 'nope'"),
     ]:
-        result = invoke("install", source, str(tmp_path / "dest"))
+        result = invoke("install", source, str(tmp_path / "dest"), "--skill", "nope")
         assert result.exit_code == 2, (source, result.output)
         assert reason in result.stderr
         assert "Traceback" not in result.output

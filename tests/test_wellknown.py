@@ -414,6 +414,8 @@ def test_pack_needs_one_output(tmp_path: Path) -> None:
     skills = make_skills(tmp_path / "skills")
     result = invoke("pack", str(skills), "--uploads", "x", "--well-known", "y")
     assert result.exit_code == 2 and "exactly one of" in result.stderr
+    result = invoke("pack", str(skills), "--well-known", "y", "--base-url", "ftp://example.com/")
+    assert result.exit_code == 2 and "not an absolute http(s) URL" in result.stderr
 
 
 def test_published_files_are_world_readable(tmp_path: Path) -> None:
