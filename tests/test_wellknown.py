@@ -461,3 +461,18 @@ def test_an_executable_skill_md_alone_is_still_skill_md(tmp_path: Path) -> None:
     assert json.loads((wk / "index.json").read_bytes())["skills"][0]["type"] == "skill-md"
     result = invoke("verify", str(wk))
     assert result.exit_code == 0, result.output
+
+
+def test_archive_format_follows_the_content_type_then_the_extension() -> None:
+    from skillcheck.bundle import BundleError
+    from skillcheck.wellknown import archive_format
+
+    gz, zp = b"\x1f\x8b\x08\x00", b"PK\x03\x04"
+    assert archive_format("https://h/a.bin", "application/gzip", gz) == "tar.gz"
+    assert archive_format("https://h/a.bin", "application/zip; charset=x", zp) == "zip"
+    assert archive_format("https://h/a.zip", "application/octet-stream", zp) == "zip"
+    assert archive_format("https://h/a.tgz", None, gz) == "tar.gz"
+    with pytest.raises(BundleError, match="served as zip but its bytes are not"):
+        archive_format("https://h/a.tar.gz", "application/zip", gz)
+    with pytest.raises(BundleError, match="cannot tell the archive format"):
+        archive_format("https://h/a", "application/octet-stream", gz)
