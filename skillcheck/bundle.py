@@ -5,11 +5,11 @@ Layouts:
 
 - **tar.gz bundle**: ``manifest.json`` first, then ``<skill-name>/<path>`` for every shipped
   file, in byte order of the member name.
-- **zip bundle**: one top-level folder per skill (``<skill-name>/<path>``), upload-ready; the
-  manifest is the archive comment, so a one-skill zip has a single top-level folder (a manifest
-  too large for a comment, > 65535 bytes, becomes a first member ``manifest.json``).
-- **well-known directory**: ``index.json``, ``<name>/<path>`` and a per-skill ``<name>.tar.gz``
-  (archive root = skill directory) referenced by the skill's ``package``.
+- **zip bundle**: ``manifest.json`` first, then ``<skill-name>/<path>`` (zips written before
+  the manifest became a member carried it in the archive comment; those still verify). For
+  claude.ai uploads, one zip per skill: ``wellknown.pack_uploads``.
+- **well-known directory**: what the Agent Skills Discovery RFC defines, written and read
+  by ``skillcheck.wellknown``; ``verify`` and ``open_bundle`` hand such a directory to it.
 - **unpacked bundle**: what ``unpack`` writes: ``manifest.json`` and ``<name>/<path>``.
 
 Archives are reproducible: regular-file members only, sorted, mode 0644 or 0755, uid/gid 0,
@@ -35,18 +35,15 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import itertools
 import json
 import os
-import posixpath
 import re
 import shutil
 import stat
 import struct
 import tempfile
 import time
-import urllib.parse
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -77,6 +74,7 @@ from skillcheck.model import Skill, SkillFile
 DEFAULT_MTIME = 315532800
 MANIFEST_NAME = "manifest.json"  # in a bundle and an unpacked bundle
 INDEX_NAME = "index.json"  # in a well-known directory
+INSTALLED_NAME = ".skillcheck-installed.json"  # our manifest of what `install` put in DEST
 FORMATS = ("tar.gz", "zip")
 GZIP_LEVEL = 9
 
@@ -287,10 +285,8 @@ def _write_zip(
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=GZIP_LEVEL)
 
-        if len(manifest) > _ZIP_COMMENT_MAX:
+        if manifest:  # a member, never the comment: unzip -l would print it as a banner
             add(MANIFEST_NAME, manifest, False)
-        else:
-            zf.comment = manifest
         for name, data, executable in members:
             add(name, data, executable)
 
@@ -474,78 +470,6 @@ def _swap_dir(tmp: Path, dest: Path) -> None:
         old.rmdir()
         raise
     shutil.rmtree(old, ignore_errors=True)
-
-
-def pack_well_known(
-    skills: list[Skill],
-    manifest: dict[str, Any],
-    out_dir: Path,
-    base_url: str | None = None,
-    mtime: int | None = None,
-) -> dict[str, Any]:
-    """Write a directory to serve as ``/.well-known/agent-skills/``; return its index.
-
-    ``out_dir`` gets ``index.json`` (``manifest`` with a ``package`` per skill), every
-    skill's files under ``<name>/`` and a reproducible ``<name>.tar.gz`` (archive root = the
-    skill directory). ``package.url`` is ``<base_url>/<name>.tar.gz``, or the relative
-    ``<name>.tar.gz`` without ``base_url`` (base_url is where ``out_dir`` is served). Paths must
-    satisfy the RFC's rules. The directory is built beside ``out_dir`` and renamed into
-    place; an existing ``out_dir`` is replaced only when empty or written by skillcheck.
-    """
-    mtime = default_mtime() if mtime is None else _check_mtime(mtime)
-    out_dir = Path(out_dir)
-    _check_outside_skills(skills, out_dir)
-    plan = _plan(skills, manifest)
-    for packed in plan:
-        for fe, _ in packed.files:
-            problem = rfc_path_problem(fe["path"])
-            if problem:
-                raise BundleError(
-                    f"{packed.skill.display_root}/{fe['path']}: {problem} "
-                    "(required for the well-known layout)"
-                )
-    parent = out_dir.parent
-    if not parent.is_dir():
-        raise BundleError(f"{parent}: directory does not exist")
-    if os.path.lexists(out_dir) and (out_dir.is_symlink() or not _is_ours(out_dir)):
-        raise BundleError(
-            f"{out_dir}: exists and is not a skillcheck output directory; refusing to replace it"
-        )
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
-    try:
-        index_skills = []
-        for packed in plan:
-            name = packed.entry["name"]
-            members = []
-            for fe, sf in packed.files:
-                data = _content(packed, fe, sf)
-                executable = bool(fe["executable"])
-                _write_new_file(tmp, f"{name}/{fe['path']}", data, executable)
-                members.append((fe["path"], data, executable))
-            members.sort(key=lambda m: m[0].encode("utf-8"))
-            archive = io.BytesIO()
-            _write_tar_gz(archive, members, mtime)
-            _write_new_file(tmp, f"{name}.tar.gz", archive.getvalue(), False)
-            url = f"{name}.tar.gz"
-            if base_url:
-                url = f"{base_url.rstrip('/')}/{url}"
-            entry: dict[str, Any] = {}
-            for key, value in packed.entry.items():
-                if key != "package":
-                    entry[key] = value
-                if key == "files":  # the RFC's field order: ..., files, package
-                    entry["package"] = {"url": url, "digest": file_digest(archive.getvalue())}
-            index_skills.append(entry)
-        index = {**manifest, "skills": index_skills}
-        index_bytes = dumps_manifest(index)
-        parse_manifest(index_bytes, rfc_paths=True)  # never publish what verify would refuse
-        _write_new_file(tmp, INDEX_NAME, index_bytes, False)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
-        _swap_dir(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return index
 
 
 def _write_new_file(root: Path, rel: str, data: bytes, executable: bool) -> None:
@@ -1218,13 +1142,15 @@ class VerifyResult:
     """What ``verify`` established about a bundle."""
 
     path: Path
-    kind: str  # "tar.gz", "zip", "well-known" or "directory" (an unpacked bundle)
+    # "tar.gz", "zip", "well-known", "directory" (an unpacked bundle) or "installed" (a DEST)
+    kind: str
     digest: str  # sha256 of the bundle file; of index.json / manifest.json for a directory
     manifest: dict[str, Any]
     files: int
     size: int  # bytes of all files, uncompressed
     refs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     manifest_bytes: bytes = field(default=b"", repr=False, compare=False)
+    warnings: tuple[str, ...] = field(default=(), compare=False)  # e.g. skipped index entries
 
     @property
     def skills(self) -> list[str]:
@@ -1413,14 +1339,24 @@ def _file_chunks(root: Path, rel: str) -> Iterator[bytes]:
             yield chunk
 
 
-def _verify_dir(path: Path, limits: Limits, expect: str | None) -> VerifyResult:
-    present = [n for n in (INDEX_NAME, MANIFEST_NAME) if os.path.lexists(path / n)]
+def _verify_dir(path: Path, limits: Limits, expect: str | None, **options: Any) -> VerifyResult:
+    if os.path.lexists(path / INDEX_NAME) or os.path.lexists(
+        path / ".well-known" / "agent-skills" / INDEX_NAME
+    ):
+        from skillcheck.wellknown import FetchError, verify_directory
+
+        try:
+            return verify_directory(path, limits, expect, **options)
+        except FetchError as exc:
+            raise BundleError(str(exc)) from None
+    present = [n for n in (MANIFEST_NAME, INSTALLED_NAME) if os.path.lexists(path / n)]
     if len(present) != 1:
         raise BundleError(
-            f"{path}: a bundle directory holds exactly one of index.json (well-known) "
-            "or manifest.json (unpacked bundle)"
+            f"{path}: a bundle directory holds exactly one of index.json (well-known), "
+            f"manifest.json (unpacked bundle) or {INSTALLED_NAME} (skillcheck install)"
         )
-    kind = "well-known" if present[0] == INDEX_NAME else "directory"
+    # an install DEST may hold other skills too: only those we installed are checked
+    kind = "directory" if present[0] == MANIFEST_NAME else "installed"
     try:
         data = read_in_root(path, present[0], limits.max_manifest_bytes)
     except CatalogError as exc:
@@ -1428,19 +1364,14 @@ def _verify_dir(path: Path, limits: Limits, expect: str | None) -> VerifyResult:
     digest = file_digest(data)
     if expect is not None and digest != expect:
         raise BundleError(f"{present[0]} digest is {digest}, expected {expect}")
-    manifest = parse_manifest(data, limits, rfc_paths=kind == "well-known")
+    manifest = parse_manifest(data, limits)
     allowed = {present[0]: "file"}
-    packages: dict[str, dict[str, Any]] = {}
     for entry in manifest["skills"]:
         allowed[entry["name"]] = "dir"
-        if "package" in entry:
-            base = posixpath.basename(urllib.parse.urlsplit(entry["package"]["url"]).path)
-            if path_problem(base) or base in allowed:
-                raise BundleError(f"package url of {show(entry['name'])} names no local archive")
-            allowed[base] = "file"
-            packages[base] = entry
     for item in sorted(os.scandir(path), key=lambda e: e.name):
         want = allowed.get(item.name)
+        if want is None and kind == "installed":
+            continue
         st = item.stat(follow_symlinks=False)
         ok = stat.S_ISDIR(st.st_mode) if want == "dir" else stat.S_ISREG(st.st_mode)
         if want is None or not ok:
@@ -1453,27 +1384,18 @@ def _verify_dir(path: Path, limits: Limits, expect: str | None) -> VerifyResult:
         for m in _walk_dir(path, name, limits):
             checker.member(m, lambda m=m: _file_chunks(path, m.name))
     checker.finish()
-    for base, entry in packages.items():
-        try:
-            fd = open_in_root(path, base)
-        except CatalogError as exc:
-            raise BundleError(str(exc)) from None
-        with os.fdopen(fd, "rb") as f:
-            if _sha256_file(f) != entry["package"]["digest"]:
-                raise BundleError(f"package {show(base)} does not match its digest")
-            try:
-                _check_archive(
-                    f, _detect(f), limits, None, _expectations({"skills": [entry]}, False)
-                )
-            except BundleError as exc:
-                raise BundleError(f"package {show(base)}: {exc}") from None
     return VerifyResult(
         path, kind, digest, manifest, len(checker.refs), checker.total, checker.refs, data
     )
 
 
 def verify(
-    path: Path, expect_digest: str | None = None, *, limits: Limits = DEFAULT_LIMITS
+    path: Path,
+    expect_digest: str | None = None,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    allow_unverified: bool = False,
+    base_url: str | None = None,
 ) -> VerifyResult:
     """Check a bundle file (tar.gz or zip) or a bundle directory (well-known or unpacked)
     without trusting it; raise ``BundleError`` with a one-line reason on the first problem.
@@ -1482,12 +1404,16 @@ def verify(
     directory) first; the manifest (see ``parse_manifest``); every member a regular file with a
     safe relative path, no duplicate or case-colliding names, listed in the manifest with its
     size, mode and digest; nothing listed missing; member count and uncompressed size bounded;
-    for a well-known directory, each package archive's digest and contents too.
+    a well-known directory is any Agent Skills Discovery RFC publication, checked by
+    ``wellknown.verify_directory`` (``allow_unverified`` accepts a v0.1.0 index, which has no
+    digests; ``base_url`` is where its index is served, for absolute URLs).
     """
     path = Path(path)
     expect = _parse_expect(expect_digest)
     if path.is_dir():
-        return _verify_dir(path, limits, expect)
+        return _verify_dir(
+            path, limits, expect, allow_unverified=allow_unverified, base_url=base_url
+        )
     return _verify_file(path, limits, expect)
 
 
@@ -1603,6 +1529,10 @@ class Bundle:
                 with _open_regular(self.path) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
                     gz.seek(ref)  # decompresses up to the member: bounded by verification
                     data = gz.read(fe.get("size", self._limits.max_total_bytes))
+            elif self.kind.startswith("well-known"):
+                from skillcheck.wellknown import read_member
+
+                data = read_member(ref, self._limits)
             elif self.kind == "zip":
                 with _open_regular(self.path) as raw, zipfile.ZipFile(raw) as zf:
                     data = b"".join(_zip_chunks(zf, zf.getinfo(ref)))
@@ -1635,7 +1565,12 @@ class Bundle:
 
 
 def open_bundle(
-    path: Path | str, expect_digest: str | None = None, *, limits: Limits = DEFAULT_LIMITS
+    path: Path | str,
+    expect_digest: str | None = None,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    base_url: str | None = None,
 ) -> Bundle:
-    """Verify a bundle file or directory (see ``verify``) and return it for lazy reading."""
-    return Bundle(verify(Path(path), expect_digest, limits=limits), limits)
+    """Verify a bundle file, an unpacked bundle, or a well-known directory (any RFC
+    publication; see ``verify``) and return it for lazy reading."""
+    return Bundle(verify(Path(path), expect_digest, limits=limits, base_url=base_url), limits)

@@ -1,7 +1,9 @@
 """Catalog manifest: which files a skill ships, their digests, and the renderings.
 
-The manifest is a valid Agent Skills Discovery index (Cloudflare's "Agent Skills Discovery
-via Well-Known URIs" RFC, v0.2.0) extended with fields RFC clients ignore (DESIGN §9).
+The manifest is skillcheck's own document (DESIGN §9), identified by ``MANIFEST_SCHEMA``:
+per skill its frontmatter fields, tokens and every file with size, mode and digest. It is
+not the Agent Skills Discovery RFC's index: ``pack --well-known`` writes that
+(``skillcheck.wellknown``), with this manifest beside it.
 It is built on the loaded ``Skill`` model; nothing here re-walks a skill directory.
 
 Every read of a skill file goes through ``read_shipped``, which opens the file relative to
@@ -28,7 +30,8 @@ from typing import Any
 
 from skillcheck.model import Figures, Skill, SkillFile
 
-INDEX_VERSION = "0.2.0"  # the RFC's index version this manifest conforms to
+# identifies our manifest (catalog output, manifest.json of bundles and well-known dirs)
+MANIFEST_SCHEMA = "https://skillcheck.dev/schemas/manifest/1.0.0/schema.json"
 SKILL_FILE = "SKILL.md"
 SKILLIGNORE = ".skillignore"
 
@@ -101,7 +104,7 @@ class VanishedError(CatalogError):
     """A file the walk listed is gone (the skill is being edited)."""
 
 
-# --- digests (RFC "Integrity and Verification") ----------------------------------------------
+# --- digests ----------------------------------------------------------------------------
 
 
 def file_digest(data: bytes) -> str:
@@ -110,7 +113,8 @@ def file_digest(data: bytes) -> str:
 
 
 def skill_digest(files: Iterable[tuple[str, str]]) -> str:
-    """The RFC skill-level digest of ``(path, digest)`` pairs.
+    """Our manifest's skill-level digest of ``(path, digest)`` pairs (from a superseded
+    draft of the discovery RFC; the merged RFC digests the artifact's bytes instead).
 
     SHA-256 over the lines ``{path}\\0{hex}\\n`` sorted by path in byte order, where hex is
     the file digest without its ``sha256:`` prefix (both forms are accepted here).
@@ -659,7 +663,7 @@ def build_manifest(
     generator: str,
     figures: Mapping[Path, Figures | None] | None = None,
 ) -> dict[str, Any]:
-    """The catalog manifest of ``skills`` (DESIGN §9): an RFC v0.2.0 discovery index.
+    """The catalog manifest of ``skills`` (DESIGN §9), our own document (not the RFC index).
 
     ``root`` is the directory each skill's ``path`` is relative to; ``generator`` is
     ``"skillcheck X.Y.Z"``; ``tokenizer`` is a tokenizer spec (``"estimate"``,
@@ -680,7 +684,7 @@ def build_manifest(
                 f"two skills are named {show(a['name'])} ({a['path']} and {b['path']}); "
                 "a catalog needs unique names"
             )
-    return {"version": INDEX_VERSION, "generator": generator, "skills": entries}
+    return {"$schema": MANIFEST_SCHEMA, "generator": generator, "skills": entries}
 
 
 def dumps_manifest(manifest: dict[str, Any]) -> bytes:

@@ -378,7 +378,7 @@ def _bundle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 def catalog(
     paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, fmt, output, strict
 ) -> None:
-    """Write the catalog manifest (an Agent Skills Discovery index) for loaders."""
+    """Write skillcheck's catalog manifest (not the discovery RFC's index: pack --well-known)."""
     from skillcheck.catalog import dumps_manifest, render_markdown, render_xml
 
     result, settings = _lint_gate(
@@ -405,7 +405,7 @@ def catalog(
     type=click.Choice(["tar.gz", "zip"]),
     default="tar.gz",
     show_default=True,
-    help="Archive format for --output.",
+    help="Archive format for --output and for the archives of --well-known.",
 )
 @click.option(
     "--well-known",
@@ -414,7 +414,13 @@ def catalog(
     metavar="DIR",
     help="Write a directory to serve as /.well-known/agent-skills/.",
 )
-@click.option("--base-url", metavar="URL", help="Absolute URL prefix for package links.")
+@click.option(
+    "--uploads",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Write one upload-ready zip per skill into DIR (claude.ai, the Skills API).",
+)
+@click.option("--base-url", metavar="URL", help="URL DIR is served at: absolute artifact URLs.")
 @click.option("--strict", is_flag=True, default=None, help="Refuse on any finding.")
 @click.option(
     "--mtime",
@@ -436,25 +442,37 @@ def pack(
     output,
     fmt,
     well_known,
+    uploads,
     base_url,
     strict,
     mtime,
 ) -> None:
-    """Pack skills into a byte-reproducible bundle with a manifest and digests."""
-    from skillcheck.bundle import pack_bundle, pack_well_known
+    """Pack skills into a byte-reproducible bundle, a well-known directory (the Agent Skills
+    Discovery RFC) or one upload zip per skill."""
+    from skillcheck.bundle import pack_bundle
+    from skillcheck.wellknown import base_url_problem, pack_uploads, publish
 
-    if (output is None) == (well_known is None):
-        raise UsageProblem("pack needs exactly one of --output FILE or --well-known DIR")
+    if [output, well_known, uploads].count(None) != 2:
+        raise UsageProblem(
+            "pack needs exactly one of --output FILE, --well-known DIR or --uploads DIR"
+        )
     if base_url and well_known is None:
         raise UsageProblem("--base-url goes with --well-known")
+    if base_url_problem(base_url):
+        raise UsageProblem(base_url_problem(base_url))
     result, settings = _lint_gate(
         paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict
     )
     manifest = _manifest(result, settings, paths)
     count = len(result.skills)
     if well_known is not None:
-        pack_well_known(result.loaded, manifest, well_known, base_url=base_url, mtime=mtime)
+        publish(result.loaded, manifest, well_known, base_url, mtime, archive_format=fmt)
         where = well_known
+        digest = ""
+    elif uploads is not None:
+        for name, digest in pack_uploads(result.loaded, manifest, uploads, mtime):
+            click.echo(f"{uploads / name} {digest}")
+        where = uploads
         digest = ""
     else:
         digest = pack_bundle(result.loaded, manifest, output, fmt=fmt, mtime=mtime)
@@ -467,13 +485,23 @@ def pack(
 @cli.command()
 @click.argument("bundle", type=click.Path(path_type=Path))
 @click.option("--expect-digest", metavar="sha256:HEX", help="Refuse unless the archive has it.")
+@click.option(
+    "--allow-unverified",
+    is_flag=True,
+    help="Accept a v0.1.0 index (no digests: its content cannot be verified).",
+)
+@click.option("--base-url", metavar="URL", help="URL a well-known DIR is served at.")
 @handle_errors
 @_bundle_errors
-def verify(bundle, expect_digest) -> None:
-    """Verify a bundle or a well-known directory without trusting it."""
+def verify(bundle, expect_digest, allow_unverified, base_url) -> None:
+    """Verify a bundle, or a well-known directory (anyone's), without trusting it."""
     from skillcheck.bundle import verify as run_verify
+    from skillcheck.report import safe
 
-    click.echo(run_verify(bundle, expect_digest).summary())
+    result = run_verify(bundle, expect_digest, allow_unverified=allow_unverified, base_url=base_url)
+    for warning in result.warnings:
+        click.echo(f"skillcheck: warning: {safe(warning)}", err=True)
+    click.echo(safe(result.summary()))
 
 
 @cli.command()
@@ -489,3 +517,81 @@ def unpack(bundle, dest, expect_digest, force) -> None:
 
     run_unpack(bundle, dest, expect_digest=expect_digest, force=force)
     click.echo(f"Unpacked {bundle} into {dest}", err=True)
+
+
+@cli.command()
+@click.argument("source")
+@click.argument("dest", type=click.Path(path_type=Path))
+@click.option("--skill", "skills", multiple=True, metavar="NAME", help="Install only NAME.")
+@click.option("--dry-run", is_flag=True, help="Fetch and verify; write nothing.")
+@click.option("--force", is_flag=True, help="Replace skills already in DEST.")
+@click.option(
+    "--allow-unverified",
+    is_flag=True,
+    help="Install from a v0.1.0 index (no digests: content cannot be verified).",
+)
+@click.option("--base-url", metavar="URL", help="URL a local SOURCE directory is served at.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=256 * 1024 * 1024,
+    show_default=True,
+    help="Largest download, and largest unpacked skill.",
+)
+@handle_errors
+@_bundle_errors
+def install(
+    source, dest, skills, dry_run, force, allow_unverified, base_url, timeout, max_bytes
+) -> None:
+    """Install skills published by the Agent Skills Discovery RFC (an origin, an index URL
+    or a directory) into DEST/<name>/, verified, atomically; then lint them."""
+    from skillcheck.bundle import Limits
+    from skillcheck.install import UsageError, open_source
+    from skillcheck.install import install as run_install
+    from skillcheck.report import safe
+    from skillcheck.wellknown import FetchError, SelectionError
+
+    try:
+        src = open_source(source, timeout, base_url)
+        report = run_install(
+            src,
+            dest,
+            select=list(skills) or None,
+            dry_run=dry_run,
+            force=force,
+            allow_unverified=allow_unverified,
+            limits=Limits(max_total_bytes=max_bytes),
+        )
+    except (UsageError, FetchError, SelectionError) as exc:
+        raise UsageProblem(str(exc)) from None
+    for warning in report.warnings:
+        click.echo(f"skillcheck: warning: {safe(warning)}", err=True)
+    for name, reason, _ in report.failed:
+        click.echo(f"skillcheck: {safe(name)}: not installed: {safe(reason)}", err=True)
+    verb = "Would install" if dry_run else "Installed"
+    for item in report.installed:
+        tail = "" if item.verified else ", UNVERIFIED"
+        click.echo(
+            safe(
+                f"{verb} {item.name} -> {item.path} ({item.files} file{'s' * (item.files != 1)}, "
+                f"{item.size} bytes{tail})"
+            )
+        )
+    for name in report.current:
+        click.echo(safe(f"{name} is up to date in {dest}"))
+    code = max((c for _, _, c in report.failed), default=EXIT_CLEAN)
+    if report.installed and not dry_run:
+        from skillcheck.lint import lint as run_lint
+        from skillcheck.report import ReportOptions, render
+
+        settings = _settings(None, False, None)
+        _run_options(settings, 1, True, None)
+        result = run_lint([item.path for item in report.installed], settings)
+        options = ReportOptions(cwd=Path.cwd(), color=False, quiet=True, fix_hint=False)
+        text = render("text", result, options)
+        if text.strip():
+            click.echo(text, err=True, nl=False)
+        if result.failed(settings.strict):
+            code = max(code, EXIT_FINDINGS)
+    sys.exit(code)

@@ -28,11 +28,11 @@ from skillcheck.bundle import (
     BundleError,
     open_bundle,
     pack_bundle,
-    pack_well_known,
     unpack,
     verify,
 )
 from skillcheck.catalog import (
+    MANIFEST_SCHEMA,
     build_manifest,
     collision_key,
     dumps_manifest,
@@ -43,6 +43,7 @@ from skillcheck.catalog import (
 )
 from skillcheck.load import load_skill
 from skillcheck.model import Skill
+from skillcheck.wellknown import publish
 
 GENERATOR = "skillcheck 0.0.test"
 SKILL_MD = b"---\nname: demo\ndescription: A demo skill. Use when testing bundles.\n---\n# Demo\n"
@@ -260,7 +261,7 @@ def test_reproducible_across_order_mtime_umask_owner(tmp_path: Path) -> None:
         root = _build_repro(top / "ascii" / "repro", ascii_files, seed, mtime, umask, owner)
         skills, manifest = manifest_for([root], top / "ascii")
         url = "https://example.com/.well-known/agent-skills"
-        pack_well_known(skills, manifest, top / "wk", url)
+        publish(skills, manifest, top / "wk", url)
         digests["well-known"].append(tree_digest(top / "wk"))
     modes = {os.stat(tmp_path / s / "skills/repro/SKILL.md").st_mode for s in conditions}
     assert len(modes) == 2  # the umask really differed
@@ -281,7 +282,9 @@ def test_reproducible_across_order_mtime_umask_owner(tmp_path: Path) -> None:
     raw = (tmp_path / "a" / "bundle.tar.gz").read_bytes()
     assert raw[3] == 0 and raw[4:8] == b"\0\0\0\0"  # gzip: no name, no time
     with zipfile.ZipFile(tmp_path / "a" / "bundle.zip") as zf:
-        assert {i.filename.split("/")[0] for i in zf.infolist()} == {"repro"}  # one folder
+        # the manifest is the first member, never the comment (unzip -l would print it)
+        assert zf.comment == b"" and zf.infolist()[0].filename == "manifest.json"
+        assert {i.filename.split("/")[0] for i in zf.infolist()[1:]} == {"repro"}
         assert {i.external_attr >> 16 for i in zf.infolist()} == {0o100644, 0o100755}
         assert zf.testzip() is None
 
@@ -317,7 +320,7 @@ def _manifest(files: dict[str, bytes], *, name: str = "demo", **override) -> dic
         "files": entries,
         **override,
     }
-    return {"version": "0.2.0", "generator": GENERATOR, "skills": [skill]}
+    return {"$schema": MANIFEST_SCHEMA, "generator": GENERATOR, "skills": [skill]}
 
 
 def _info(name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, **attrs) -> tuple:
@@ -738,7 +741,7 @@ def test_pack_is_atomic_and_never_touches_the_source(tmp_path: Path) -> None:
     with pytest.raises(BundleError, match="inside skill"):
         pack_bundle(skills, manifest, root / "out.tar.gz")
     with pytest.raises(BundleError, match="inside skill"):
-        pack_well_known(skills, manifest, root / "wk")
+        publish(skills, manifest, root / "wk")
     out = tmp_path / "out.tar.gz"
     out.write_bytes(b"previous bundle")
     (root / "notes.md").write_bytes(b"v2")  # changed after the manifest was built
@@ -780,83 +783,6 @@ def test_pack_refuses_manifest_skill_mismatch(tmp_path: Path) -> None:
         pack_bundle([load(a), load(b)], manifest, tmp_path / "x.tar.gz")
 
 
-# --- well-known directory -----------------------------------------------------------------------
-
-
-def test_well_known_layout_and_verification(tmp_path: Path) -> None:
-    src = tmp_path / "src"
-    write_tree(
-        src / "alpha", {"SKILL.md": (skill_md("alpha"), False), "scripts/go.sh": (b"go", True)}
-    )
-    write_tree(src / "beta", {"SKILL.md": (skill_md("beta"), False)})
-    skills, manifest = manifest_for([src / "beta", src / "alpha"], src)
-    wk = tmp_path / "public" / ".well-known" / "agent-skills"
-    wk.parent.mkdir(parents=True)
-    index = pack_well_known(skills, manifest, wk, "https://example.com/.well-known/agent-skills/")
-    assert json.loads((wk / "index.json").read_bytes()) == index
-    assert sorted(os.listdir(wk)) == ["alpha", "alpha.tar.gz", "beta", "beta.tar.gz", "index.json"]
-    alpha = index["skills"][0]
-    assert list(alpha)[:5] == ["name", "description", "digest", "files", "package"]
-    assert alpha["package"] == {
-        "url": "https://example.com/.well-known/agent-skills/alpha.tar.gz",
-        "digest": sha256(wk / "alpha.tar.gz"),
-    }
-    with tarfile.open(wk / "alpha.tar.gz") as tar:  # archive root = the skill directory
-        assert tar.getnames() == ["SKILL.md", "scripts/go.sh"]
-    assert (wk / "alpha" / "scripts" / "go.sh").read_bytes() == b"go"
-    result = verify(wk, expect_digest=sha256(wk / "index.json"))
-    assert result.kind == "well-known" and result.skills == ["alpha", "beta"]
-    # packing again replaces our own directory; a foreign one is refused
-    pack_well_known(skills, manifest, wk)
-    assert (
-        json.loads((wk / "index.json").read_bytes())["skills"][0]["package"]["url"]
-        == "alpha.tar.gz"
-    )
-    foreign = tmp_path / "foreign"
-    foreign.mkdir()
-    (foreign / "precious.txt").write_text("x")
-    with pytest.raises(BundleError, match="refusing to replace"):
-        pack_well_known(skills, manifest, foreign)
-    assert (foreign / "precious.txt").read_text() == "x"
-
-
-@pytest.mark.parametrize(
-    ("tamper", "reason"),
-    [
-        (lambda wk: (wk / "alpha" / "SKILL.md").write_bytes(b"evil"), "size mismatch"),
-        (lambda wk: (wk / "alpha" / "x").symlink_to("/etc/passwd"), "is a symbolic link"),
-        (lambda wk: (wk / "alpha" / "extra.md").write_text("x"), "not listed in the manifest"),
-        (lambda wk: (wk / "README.md").write_text("x"), "unexpected entry 'README.md'"),
-        (lambda wk: (wk / "alpha" / "SKILL.md").unlink(), "missing from the directory"),
-        (
-            lambda wk: (wk / "alpha.tar.gz").write_bytes(b"x"),
-            "package 'alpha.tar.gz' does not match",
-        ),
-        (lambda wk: os.mkfifo(wk / "alpha" / "pipe"), "is a FIFO"),
-    ],
-    ids=["content", "symlink", "extra", "stray", "missing", "package", "fifo"],
-)
-def test_well_known_tampering_is_rejected(tmp_path: Path, tamper, reason: str) -> None:
-    src = tmp_path / "src"
-    write_tree(src / "alpha", {"SKILL.md": (skill_md("alpha"), False)})
-    skills, manifest = manifest_for([src / "alpha"], src)
-    wk = tmp_path / "wk"
-    pack_well_known(skills, manifest, wk)
-    tamper(wk)
-    with pytest.raises(BundleError, match=reason):
-        verify(wk)
-
-
-def test_well_known_needs_rfc_paths(tmp_path: Path) -> None:
-    src = tmp_path / "src"
-    write_tree(src / "alpha", {"SKILL.md": (skill_md("alpha"), False), "notes#1.md": (b"x", False)})
-    skills, manifest = manifest_for([src / "alpha"], src)
-    with pytest.raises(BundleError, match="not allowed by the discovery RFC"):
-        pack_well_known(skills, manifest, tmp_path / "wk")
-    assert not (tmp_path / "wk").exists()
-    pack_bundle(skills, manifest, tmp_path / "ok.tar.gz")  # a bundle carries any safe name
-
-
 # --- loader API ---------------------------------------------------------------------------------
 
 
@@ -884,7 +810,7 @@ def test_docstring_loader_example_runs(tmp_path: Path, layout: str) -> None:
         pack_bundle(skills, manifest, path, fmt=layout)
     elif layout == "well-known":
         path = tmp_path / "wk"
-        pack_well_known(skills, manifest, path)
+        publish(skills, manifest, path)
     else:
         pack_bundle(skills, manifest, tmp_path / "b.tar.gz")
         path = tmp_path / "unpacked"

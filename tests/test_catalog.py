@@ -11,6 +11,7 @@ import pytest
 
 from skillcheck.catalog import (
     DEFAULT_EXCLUDES,
+    MANIFEST_SCHEMA,
     CatalogError,
     build_manifest,
     dumps_manifest,
@@ -119,8 +120,8 @@ def test_manifest_fields(tmp_path: Path) -> None:
     )
     skill = load(root)
     manifest = build_manifest([skill], tmp_path, tokenizer="estimate", generator=GENERATOR)
-    assert list(manifest) == ["version", "generator", "skills"]
-    assert manifest["version"] == "0.2.0" and manifest["generator"] == GENERATOR
+    assert list(manifest) == ["$schema", "generator", "skills"]
+    assert manifest["$schema"] == MANIFEST_SCHEMA and manifest["generator"] == GENERATOR
     (entry,) = manifest["skills"]
     assert list(entry)[:4] == ["name", "description", "digest", "files"]  # the RFC's fields
     assert entry["name"] == "pdf-tools"
