@@ -280,6 +280,20 @@ def rule_command(code_or_slug: str) -> None:
 # --- catalog, pack, verify, unpack: built on the same lint run ---------------------------------
 
 
+@cli.command("lsp")
+@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only way).")
+def lsp_command(stdio: bool) -> None:
+    """Run the Language Server over stdio (needs the 'lsp' extra: pygls)."""
+    try:
+        from skillcheck.lsp.server import main
+    except ImportError as exc:
+        _fail(
+            f"the language server needs pygls ({exc}); install it with"
+            " pip install 'agent-skillcheck[lsp]'"
+        )
+    main()
+
+
 def _run_options(settings, jobs: int, no_cache: bool, cache_dir: Path | None) -> None:
     """--jobs and the result cache (not configuration: they change how, not what)."""
     from skillcheck.engine import available_cpus
