@@ -341,3 +341,28 @@ def test_duplicate_names_are_reported_on_save(client: Client, tmp_path: Path) ->
     client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     found = client.diagnostics(uri, 2)
     assert "SK801" in _codes(found), found
+
+
+def test_a_check_that_fails_is_one_diagnostic_and_the_server_goes_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An exception while checking one document (a bug in a rule) is reported on that document;
+    the next check runs normally."""
+    from skillcheck.lsp import analysis
+    from skillcheck.lsp.server import SkillServer
+
+    skill = write_skill(tmp_path, "pdf-tools")
+    uri = _uri(skill / "SKILL.md")
+    server = SkillServer()
+    real = analysis.check_buffer
+
+    def broken(path: Path, text: str) -> analysis.Checked:
+        raise RuntimeError("a rule exploded")
+
+    monkeypatch.setattr(analysis, "check_buffer", broken)
+    failed = server.check(uri, 1, GOOD, False)
+    assert failed is not None and "a rule exploded" in (failed.problem or "")
+    monkeypatch.setattr(analysis, "check_buffer", real)
+    again = server.check(uri, 2, GOOD.replace("pdf-tools", "Bad_Name"), False)
+    assert again is not None and again.problem is None
+    assert any(d.code.startswith("SK2") for d in again.diagnostics)
