@@ -61,7 +61,9 @@ def test_bom_crlf_and_delimiter_whitespace(tmp_path: Path) -> None:
         + b"\n---\n# Steps\n\nDo it.\nDone.\n"
     )
     assert result.exit_code == 0
-    assert "Fixed 5 findings. All checks passed: 1 skill." in result.stdout  # BOM, CRLF, CR, 2x ws
+    assert (
+        "Fixed 5 findings. All checks passed: 1 skill (target: agentskills)." in result.stdout
+    )  # BOM, CRLF, CR, 2x ws
 
 
 def test_description_whitespace_quoted_and_block(tmp_path: Path) -> None:
