@@ -278,10 +278,26 @@ def test_disable_for_this_line_and_other_markdown_files(client: Client, tmp_path
 
     # a reference file of the skill is checked from its buffer too
     guide = skill / "references" / "guide.md"
-    guide_uri = _open(client, guide, guide.read_text())
-    assert client.diagnostics(guide_uri, 1), "the broken link in guide.md"
+    guide_text = guide.read_text()
+    guide_uri = _open(client, guide, guide_text)
+    [link] = client.diagnostics(guide_uri, 1)  # the broken link in guide.md
+    assert link["range"]["start"]["line"] == 2
     _change(client, guide_uri, "# Guide\n\nNo links.\n", 2)
     assert client.diagnostics(guide_uri, 2) == []
+    # "disable for this line" works in a reference file too
+    _change(client, guide_uri, guide_text, 3)
+    [link] = client.diagnostics(guide_uri, 3)
+    actions = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": guide_uri},
+            "range": link["range"],
+            "context": {"diagnostics": [link]},
+        },
+    )
+    [disable] = [a for a in actions if a["title"] == f"Disable {link['code']} for this line"]
+    _change(client, guide_uri, _apply(guide_text, disable["edit"]["changes"][guide_uri]), 4)
+    assert client.diagnostics(guide_uri, 4) == []
 
 
 def test_completion_offers_frontmatter_keys_of_the_configured_targets(

@@ -255,21 +255,24 @@ _INDENT = re.compile(r"[ \t]*")
 
 
 def disable_action(checked: Checked, diag: Diagnostic) -> Action | None:
-    """Insert a suppression comment for ``diag``: ``disable-next-line`` above a body line,
-    else (frontmatter, or where a comment on the line above would not count) ``disable``
-    for the file after the frontmatter. Offered only when the comment, once inserted, is
-    found and covers the diagnostic."""
+    """Insert a suppression comment for ``diag``: ``disable-next-line`` above a Markdown line,
+    else (a frontmatter finding, or where a comment on the line above would not count)
+    ``disable`` for the whole file, after the frontmatter. Offered only when the comment, once
+    inserted, is found and covers the diagnostic."""
     from skillcheck.parse import split_lines
 
     skill = checked.skill
-    if skill is None or not _same_file(skill.skill_md, checked.path) or skill.doc is None:
+    if skill is None:
+        return None
+    in_skill_md = _same_file(skill.skill_md, checked.path)
+    if in_skill_md and skill.doc is None:
         return None
     text = checked.text
     lines = split_lines(text)
     newline = "\r\n" if "\r\n" in text else "\n"
-    body_line = skill.doc.body_line  # 1-based
+    body_line = skill.doc.body_line if in_skill_md and skill.doc is not None else 1
     tries: list[tuple[str, int, str]] = []
-    if diag.line >= body_line and diag.line <= len(lines):
+    if body_line <= diag.line <= len(lines):
         indent = _INDENT.match(lines[diag.line - 1])
         pad = indent.group() if indent else ""
         tries.append(
@@ -319,15 +322,26 @@ def _suppresses(
     from skillcheck.suppress import find_suppressions
 
     skill = checked.skill
-    assert skill is not None and skill.skill_md is not None
+    assert skill is not None
     offset = _offset(checked.text, at)
     new_text = checked.text[:offset] + comment + checked.text[offset:]
     data = new_text.encode("utf-8", "surrogatepass")
-    doc = parse_document(skill.skill_md, data, len(data))
-    view = dataclasses.replace(skill, doc=doc, contents={}, derived={})
+    if _same_file(skill.skill_md, checked.path):
+        assert skill.skill_md is not None
+        doc = parse_document(skill.skill_md, data, len(data))
+        view = dataclasses.replace(skill, doc=doc, contents={}, derived={})
+        where = None
+    else:
+        rel = checked.path.relative_to(skill.root).as_posix()
+        view = dataclasses.replace(skill, contents={rel: data}, derived={})
+        where = checked.path
     added = comment.count("\n") if next_line and at[0] < diag.line else 0
     moved = dataclasses.replace(diag, line=diag.line + added)
-    return any(s.covers(moved) for s in find_suppressions(view))
+    return any(
+        s.covers(moved) and (s.path is None or _same_file(s.path, checked.path))
+        for s in find_suppressions(view)
+        if (s.path is None) == (where is None)
+    )
 
 
 # --- hover and completion -------------------------------------------------------------------
