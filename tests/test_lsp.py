@@ -212,6 +212,9 @@ def test_session_open_change_code_action_shutdown_exit(client: Client, tmp_path:
     assert quick, actions
     fixed = _apply(fixable_text, quick[0]["edit"]["changes"][uri])
     assert fixed.startswith("---\nname")
+    # "fix all" rewrites the file as --fix would
+    [whole] = [a for a in actions if a["kind"] == "source.fixAll"]
+    assert _apply(fixable_text, whole["edit"]["changes"][uri]) == fixed
     # reopening the fixed text: the finding is gone
     _change(client, uri, fixed, 3)
     assert target["code"] not in _codes(client.diagnostics(uri, 3))

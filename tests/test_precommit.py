@@ -150,7 +150,9 @@ def test_try_repo_blocks_a_bad_skill_and_lints_each_skill_once(tmp_path, hook_re
     assert "skillcheck" in output and "Failed" in output
     # two files of the bad skill were passed; the skill is linted (and reported) once
     assert output.count("skills/bad-skill/SKILL.md:2:7: SK206 [error]") == 1, output
-    assert re.search(r"^Found 1 error\b.* in 2 skills\.$", output, re.MULTILINE), output
+    assert re.search(
+        r"^Found 1 error\b.* in 2 skills \(target: agentskills\)\.$", output, re.MULTILINE
+    ), output
 
 
 def test_commit_hook_passes_good_skills_and_blocks_bad_ones(

@@ -146,18 +146,28 @@ class SkillServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=out)
         )
 
-    def current(self, uri: str) -> analysis.Checked | None:
-        """The latest check of the buffer, redone when the buffer changed since."""
+    async def in_thread(self, func: Any, *args: Any) -> Any:
+        """``func(*args)`` in a worker thread, one at a time (the event loop keeps serving)."""
+
+        def run() -> Any:
+            with self.lock:
+                return func(*args)
+
+        return await asyncio.to_thread(run)
+
+    async def current(self, uri: str) -> analysis.Checked | None:
+        """The latest check of the buffer, redone (in a worker thread) when it changed since."""
         path = self.path_of(uri)
         if path is None:
             return None
         document = self.workspace.get_text_document(uri)
+        version, text = document.version, document.source
         cached = self.checked.get(uri)
-        if cached is not None and cached[0] == document.version:
+        if cached is not None and cached[0] == version:
             return cached[1]
-        with self.lock:
-            checked = analysis.check_buffer(path, document.source)
-        self.checked[uri] = (document.version, checked)
+
+        checked = await self.in_thread(analysis.check_buffer, path, text)
+        self.checked[uri] = (version, checked)
         return checked
 
     def schedule(self, uri: str, delay: float, collection: bool) -> None:
@@ -225,11 +235,13 @@ def make_server() -> SkillServer:
             code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll]
         ),
     )
-    def code_action(ls: SkillServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    async def code_action(
+        ls: SkillServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction]:
         from skillcheck.parse import split_lines
 
         uri = params.text_document.uri
-        checked = ls.current(uri)
+        checked = await ls.current(uri)
         if checked is None:
             return []
         lines = split_lines(checked.text)
@@ -239,7 +251,7 @@ def make_server() -> SkillServer:
         )
         only = params.context.only
         out = []
-        for action in analysis.actions(checked, wanted):
+        for action in await ls.in_thread(analysis.actions, checked, wanted):
             if only and not any(action.kind.startswith(kind) for kind in only):
                 continue
             edits = [
@@ -257,10 +269,10 @@ def make_server() -> SkillServer:
         return out
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: SkillServer, params: types.HoverParams) -> types.Hover | None:
+    async def hover(ls: SkillServer, params: types.HoverParams) -> types.Hover | None:
         from skillcheck.parse import split_lines
 
-        checked = ls.current(params.text_document.uri)
+        checked = await ls.current(params.text_document.uri)
         if checked is None:
             return None
         position = ls.from_client(split_lines(checked.text), params.position)
