@@ -376,6 +376,7 @@ def init_command(directory: Path, force: bool) -> None:
 
 @cli.command("lsp")
 @click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only way).")
+@handle_errors
 def lsp_command(stdio: bool) -> None:
     """Run the Language Server over stdio (needs the 'lsp' extra: pygls)."""
     try:
