@@ -84,8 +84,12 @@ def _emit(text: str, output: Path | None) -> None:
 
 
 def _use_color(no_color: bool, output: Path | None) -> bool:
+    """Colour on a terminal; NO_COLOR (or --no-color) turns it off, FORCE_COLOR on even when
+    piped (CI logs that render colour); a report written to a file never has it."""
     if no_color or output is not None or os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     return sys.stdout.isatty()
 
 
@@ -127,6 +131,34 @@ def common_skill_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for decorator in reversed(decorators):
         func = decorator(func)
     return func
+
+
+def rule_selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--select/--ignore for the commands that lint before they write (catalog, pack): kept in
+    the click context for _lint_gate, so the commands' own parameters stay as they are."""
+
+    def keep(key: str) -> Callable[..., Any]:
+        def callback(ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> None:
+            ctx.meta.setdefault("skillcheck.rules", {})[key] = _split(value)
+
+        return callback
+
+    func = click.option(
+        "--ignore",
+        multiple=True,
+        metavar="CODES",
+        expose_value=False,
+        callback=keep("ignore"),
+        help="Rules to skip.",
+    )(func)
+    return click.option(
+        "--select",
+        multiple=True,
+        metavar="CODES",
+        expose_value=False,
+        callback=keep("select"),
+        help="Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.",
+    )(func)
 
 
 def _settings(config_file, isolated, target, **overrides):
@@ -177,6 +209,22 @@ def cli() -> None:
 @click.option(
     "--diff", is_flag=True, help="Print what --fix would change; write nothing (exit 1 if any)."
 )
+@click.option(
+    "--show-fixes", is_flag=True, help="Under each fixable finding, say what --fix would do."
+)
+@click.option(
+    "--min-severity",
+    type=click.Choice(["info", "warning", "error"]),
+    default="info",
+    show_default=True,
+    help="Report (and fail on) findings at this level and above; the summary counts the rest.",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option(
+    "--show-settings",
+    is_flag=True,
+    help="Print the effective configuration and where each value comes from; lint nothing.",
+)
 @handle_errors
 def lint(
     paths,
@@ -198,25 +246,43 @@ def lint(
     no_color,
     fix,
     diff,
+    show_fixes,
+    min_severity,
+    exit_zero,
+    show_settings,
 ) -> None:
     """Check skills for spec conformance and runtime compatibility."""
     from skillcheck.lint import lint as run_lint
     from skillcheck.report import ReportOptions, render
 
-    settings = _settings(
-        config_file,
-        isolated,
-        target,
-        select=_split(select),
-        extend_select=_split(extend_select),
-        ignore=_split(ignore),
-        strict=strict,
-        tokenizer=tokenizer,
-    )
+    overrides = {
+        "select": _split(select),
+        "extend_select": _split(extend_select),
+        "ignore": _split(ignore),
+        "strict": strict,
+        "tokenizer": tokenizer,
+    }
+    settings = _settings(config_file, isolated, target, **overrides)
     _run_options(settings, jobs, no_cache or fix or diff, cache_dir)
+    if show_settings:
+        from skillcheck.cliextra import describe_settings
+
+        click.echo(describe_settings(settings, config_file, isolated, target, overrides, jobs))
+        return
     settings.figures = fmt == "json" or statistics
+    from skillcheck.cliextra import Progress
+
+    # on a terminal, for a human report only: never in a pipe or next to a machine format
+    wanted = fmt == "text" and Progress.wanted(quiet)
+    progress = Progress("skillcheck: checking") if wanted else None
     # --fix and --diff edit the loaded documents: they keep them, in this process
-    result = run_lint(list(paths) or [Path(".")], settings, keep=bool(fix or diff))
+    try:
+        result = run_lint(
+            list(paths) or [Path(".")], settings, keep=bool(fix or diff), progress=progress
+        )
+    finally:
+        if progress is not None:
+            progress.done()
     if diff:
         from skillcheck.fix import preview
 
@@ -231,7 +297,9 @@ def lint(
 
         fixed = fix_in_place(list(paths) or [Path(".")], settings, result)
         result = fixed.result
-        for line in fixed.messages(Path.cwd()):
+        from skillcheck.cliextra import fix_messages
+
+        for line in [*fix_messages(fixed, Path.cwd()), *fixed.messages(Path.cwd())]:
             click.echo(line, err=True)
         fix_failed = bool(fixed.failures)
     if not result.skills and not result.diagnostics and fmt == "text":
@@ -239,16 +307,23 @@ def lint(
             "skillcheck: warning: no skills found (a skill is a directory with a SKILL.md)",
             err=True,
         )
+    from skillcheck.cliextra import filter_severity
+
+    result, hidden = filter_severity(result, min_severity)
     options = ReportOptions(
         cwd=Path.cwd(),
         color=_use_color(no_color, output),
         quiet=quiet,
         statistics=statistics,
         strict=settings.strict,
+        show_fixes=show_fixes,
+        hidden=hidden,
     )
     _emit(render(fmt, result, options), output)
     if fix_failed:
         sys.exit(EXIT_ERROR)
+    if exit_zero:
+        sys.exit(EXIT_CLEAN)
     sys.exit(EXIT_FINDINGS if result.failed(settings.strict) else EXIT_CLEAN)
 
 
@@ -280,6 +355,40 @@ def rule_command(code_or_slug: str) -> None:
 # --- catalog, pack, verify, unpack: built on the same lint run ---------------------------------
 
 
+@cli.command("init")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False), default=".")
+@click.option("--force", is_flag=True, help="Replace an existing skillcheck.toml.")
+@handle_errors
+def init_command(directory: Path, force: bool) -> None:
+    """Write a starter skillcheck.toml, with targets detected from the layout
+    (.claude/skills: claude-code, .github/skills: copilot, .agents/skills: codex...)."""
+    from skillcheck.cliextra import write_starter_config
+
+    try:
+        path, text = write_starter_config(directory, force)
+    except OSError as exc:
+        raise UsageProblem(
+            f"{directory}: cannot write skillcheck.toml: {exc.strerror or exc}"
+        ) from None
+    click.echo(text, nl=False)
+    click.echo(f"Wrote {path}", err=True)
+
+
+@cli.command("lsp")
+@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only way).")
+@handle_errors
+def lsp_command(stdio: bool) -> None:
+    """Run the Language Server over stdio (needs the 'lsp' extra: pygls)."""
+    try:
+        from skillcheck.lsp.server import main
+    except ImportError as exc:
+        _fail(
+            f"the language server needs pygls ({exc}); install it with"
+            " pip install 'agent-skillcheck[lsp]'"
+        )
+    main()
+
+
 def _run_options(settings, jobs: int, no_cache: bool, cache_dir: Path | None) -> None:
     """--jobs and the result cache (not configuration: they change how, not what)."""
     from skillcheck.engine import available_cpus
@@ -298,13 +407,22 @@ def _run_options(settings, jobs: int, no_cache: bool, cache_dir: Path | None) ->
 def _lint_gate(paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict):
     """Lint before catalog/pack: refuse (exit 1) with the diagnostics on stderr when a skill
     has an error, or any finding under --strict."""
+    from skillcheck.cliextra import Progress
     from skillcheck.lint import lint as run_lint
     from skillcheck.report import ReportOptions, render
 
-    settings = _settings(config_file, isolated, target, strict=strict)
+    chosen = click.get_current_context().meta.get("skillcheck.rules", {})
+    settings = _settings(config_file, isolated, target, strict=strict, **chosen)
     _run_options(settings, jobs, no_cache, cache_dir)
     settings.figures = True  # the manifest's token counts, as lint's budget rules count them
-    result = run_lint(list(paths) or [Path(".")], settings, keep=True)
+    # progress only when both streams are a terminal: a piped manifest is for a machine
+    shown = Progress.wanted(quiet) and sys.stdout.isatty()
+    progress = Progress("skillcheck: checking") if shown else None
+    try:
+        result = run_lint(list(paths) or [Path(".")], settings, keep=True, progress=progress)
+    finally:
+        if progress is not None:
+            progress.done()
     if result.failed(settings.strict):
         options = ReportOptions(
             cwd=Path.cwd(),
@@ -363,6 +481,7 @@ def _bundle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
 @cli.command()
 @common_skill_options
+@rule_selection_options
 @click.option(
     "--format",
     "fmt",
@@ -396,6 +515,7 @@ def catalog(
 
 @cli.command()
 @common_skill_options
+@rule_selection_options
 @click.option(
     "--output", "-o", type=click.Path(path_type=Path), help="Write one bundle archive to FILE."
 )

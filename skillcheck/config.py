@@ -93,6 +93,12 @@ def validate(values: dict[str, Any], path: Path) -> None:
     from skillcheck.schemas.subset import validate as check
 
     schema = load_schema("config.schema.json")
+    if path.name != "pyproject.toml" and isinstance(values.get("tool"), dict):
+        raise ConfigError(
+            f"{path}: [tool.skillcheck] is read only from pyproject.toml; in {path.name} write"
+            " the keys at the top level (target = ..., not under a table)"
+        )
+    _check_target(values.get("target"), path)
     errors = sorted(check(values, schema), key=lambda e: [str(p) for p in e.path])
     if not errors:
         return
@@ -101,15 +107,38 @@ def validate(values: dict[str, Any], path: Path) -> None:
     if error.keyword == "additionalProperties" and not key:
         allowed = ", ".join(sorted(schema["properties"]))
         unknown = sorted(set(values) - set(schema["properties"]))
-        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (known keys: {allowed})")
+        hint = _nearest(unknown[0], schema["properties"])
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r}{hint} (known keys: {allowed})")
     if error.keyword == "additionalProperties":
         known = schema["properties"].get(key, {}).get("properties", {})
         unknown = sorted(set(error.instance) - set(known))
+        hint = _nearest(unknown[0], known)
         raise ConfigError(
-            f"{path}: key {key!r}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})"
+            f"{path}: key {key!r}: unknown key {unknown[0]!r}{hint}"
+            f" (known: {', '.join(sorted(known))})"
         )
     shown = json.dumps(error.instance) if not isinstance(error.instance, dict) else "a table"
     raise ConfigError(f"{path}: key {key or '(top level)'!r}: {shown}: {error.message}")
+
+
+def _nearest(word: str, known: Any) -> str:
+    """``; did you mean 'ignore'?`` for a misspelt key, else nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _check_target(value: Any, path: Path) -> None:
+    """A bad target gets the message ``--target`` gives (the schema's would list no names)."""
+    if not isinstance(value, (str, list)) or not all(isinstance(v, str) for v in value):
+        return  # not strings: the schema says what is wrong
+    from skillcheck.targets import parse_targets
+
+    try:
+        parse_targets(value)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: key 'target': {exc}") from None
 
 
 def _selectors(values: list[str] | None, where: str) -> set[str]:

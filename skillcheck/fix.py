@@ -650,8 +650,9 @@ def write_plans(plans: Iterable[FilePlan]) -> list[tuple[Path, str]]:
 def unified_diff(plans: Iterable[FilePlan], cwd: Path) -> str:
     """A unified diff of every planned change, as ``--diff`` prints it.
 
-    Control characters (a CR, a BOM, an escape sequence in the skill) are shown escaped,
-    so the preview cannot drive the terminal; apply fixes with ``--fix``.
+    Control characters (a lone CR, a BOM, an escape sequence in the skill) are shown
+    escaped, so the preview cannot drive the terminal; a CRLF line ending is kept, so the
+    diff of a CRLF -> LF fix applies with ``git apply -p0`` or ``patch -p0``.
     """
     from skillcheck.report import display_path, inert_lines, safe
 
@@ -667,6 +668,11 @@ def unified_diff(plans: Iterable[FilePlan], cwd: Path) -> str:
         )
         for raw in lines:
             text = raw.decode("utf-8", "replace")
+            if text.endswith("\r\n"):
+                # a CRLF ending stays as it is, so that a CRLF -> LF diff applies (git apply,
+                # patch); a CR just before the line break cannot hide or redraw any text
+                out.append(safe(text[:-2]) + "\r")
+                continue
             body = text[:-1] if text.endswith("\n") else text
             out.append(safe(body))
             if not text.endswith("\n"):

@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -286,7 +286,13 @@ def _per_path_filter(settings: Settings) -> Any:
     return ignored
 
 
-def lint(paths: list[Path], settings: Settings, *, keep: bool = False) -> LintResult:
+def lint(
+    paths: list[Path],
+    settings: Settings,
+    *,
+    keep: bool = False,
+    progress: Callable[[Path], None] | None = None,
+) -> LintResult:
     """Lint every skill under ``paths``. Raises PathError for a PATH that does not exist.
 
     ``keep`` also returns every Skill, loaded, in ``result.loaded``, for the commands that
@@ -305,7 +311,7 @@ def lint(paths: list[Path], settings: Settings, *, keep: bool = False) -> LintRe
             exclude=settings.exclude,
             exclude_root=settings.config_root,
             respect_gitignore=settings.respect_gitignore,
-            on_skill=run.add,
+            on_skill=run.add if progress is None else _both(run.add, progress),
         )
         checked = run.finish(found.skills)
     finally:
@@ -340,6 +346,14 @@ def lint(paths: list[Path], settings: Settings, *, keep: bool = False) -> LintRe
         loaded=checked.loaded,
         how=checked.how,
     )
+
+
+def _both(first: Callable[[Path], None], second: Callable[[Path], None]) -> Callable[[Path], None]:
+    def call(root: Path) -> None:
+        first(root)
+        second(root)
+
+    return call
 
 
 def _add_walk_problems(found: Discovery, skills: list[SkillSummary]) -> None:

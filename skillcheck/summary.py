@@ -85,8 +85,9 @@ def _quoted_lines(skill: Skill, summary: SkillSummary) -> dict[Path, dict[int, s
             if span is not None:
                 own.add(span.start.line)
         for sup in summary.suppressions:
-            own.add(sup.span.start.line)
-            own.update(where.start.line for _word, where in sup.words)
+            lines = wanted.setdefault(sup.path, set()) if sup.path is not None else own
+            lines.add(sup.span.start.line)
+            lines.update(where.start.line for _word, where in sup.words)
     for path in summary.nested:
         wanted.setdefault(path, set()).add(1)
     out: dict[Path, dict[int, str]] = {}
@@ -296,6 +297,7 @@ def _suppression_to_json(sup: Any) -> dict[str, Any]:
         "codes": None if sup.codes is None else sorted(sup.codes),
         "words": [[word, _span(span)] for word, span in sup.words],
         "unknown": [[word, _span(span)] for word, span in sup.unknown],
+        "path": None if sup.path is None else str(sup.path),
     }
 
 
@@ -312,4 +314,5 @@ def _suppression_from_json(data: dict[str, Any]) -> Any:
         codes=None if codes is None else frozenset(_str(c) for c in codes),
         words=[(_str(w), _unspan(s)) for w, s in data["words"]],  # type: ignore[misc]
         unknown=[(_str(w), _unspan(s)) for w, s in data["unknown"]],  # type: ignore[misc]
+        path=None if data.get("path") is None else _path(data["path"]),
     )

@@ -1,6 +1,6 @@
-"""Inline suppressions in SKILL.md.
+"""Inline suppressions in SKILL.md and the skill's other Markdown files.
 
-``<!-- skillcheck-disable SK602 -->`` silences codes for the whole SKILL.md;
+``<!-- skillcheck-disable SK602 -->`` silences codes for the whole file it is in;
 ``<!-- skillcheck-disable-next-line SK501 -->`` for the line after the comment. Codes or
 slugs, separated by commas or spaces; none means every rule. An HTML comment is invisible in
 rendered Markdown, so it is the one place a suppression can live without changing what agents
@@ -18,6 +18,7 @@ import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from skillcheck.model import Diagnostic, Pos, Skill, SkillSummary, Span
 from skillcheck.rules import Context, Rule, get_rule
@@ -41,6 +42,7 @@ class Suppression:
     # words naming an enabled rule that silenced nothing, with their positions
     unused: list[tuple[str, Span]] = field(default_factory=list)
     unused_all: bool = False  # a code-less comment that silenced nothing
+    path: Path | None = None  # the Markdown file holding it; None: the skill's SKILL.md
 
     @property
     def text(self) -> str:
@@ -93,14 +95,13 @@ def _comments_in_inline(text: str, start: int) -> Iterator[tuple[int, re.Match[s
         i += 1
 
 
-def _body_comments(skill: Skill) -> Iterator[tuple[Span, re.Match[str], list[tuple[str, Span]]]]:
-    """(comment span, match, words with their spans) of every real suppression in the body."""
+def _body_comments(
+    lines: list[str], first: int
+) -> Iterator[tuple[Span, re.Match[str], list[tuple[str, Span]]]]:
+    """(comment span, match, words with their spans) of every real suppression in Markdown
+    given as its ``lines``, the first of which is line ``first`` of the file."""
     from markdown_it import MarkdownIt
 
-    doc = skill.doc
-    assert doc is not None
-    first = doc.body_line  # file line of the body's first line
-    lines = doc.lines[first - 1 :]
     starts = [0]  # offset of each body line in ``source``
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
@@ -132,30 +133,51 @@ def _body_comments(skill: Skill) -> Iterator[tuple[Span, re.Match[str], list[tup
 
 
 def find_suppressions(skill: Skill) -> list[Suppression]:
-    """The suppression comments of a skill's SKILL.md, with their codes resolved."""
-    doc = skill.doc
-    if doc is None or MARKER not in doc.text.lower():
-        return []
+    """The suppression comments of a skill: in the body of SKILL.md and in every other
+    Markdown file of the skill (the whole file: it has no frontmatter), codes resolved."""
     out: list[Suppression] = []
-    for comment, match, words in _body_comments(skill):
+    doc = skill.doc
+    if doc is not None and MARKER in doc.text.lower():
+        out.extend(_resolve(_body_comments(doc.lines[doc.body_line - 1 :], doc.body_line), None))
+    from skillcheck.load import read_text
+    from skillcheck.markdown import MARKDOWN_SUFFIXES
+
+    for entry in skill.files:
+        if (
+            entry.kind not in ("file", "symlink")
+            or entry.rel.rsplit("/", 1)[-1].lower() == "skill.md"  # this one, or a nested skill's
+            or not entry.rel.lower().endswith(MARKDOWN_SUFFIXES)
+        ):
+            continue
+        text = read_text(skill, entry)
+        if text is None or MARKER not in text.lower():
+            continue
+        from skillcheck.parse import split_lines
+
+        out.extend(_resolve(_body_comments(split_lines(text), 1), entry.path))
+    return out
+
+
+def _resolve(
+    found: Iterator[tuple[Span, re.Match[str], list[tuple[str, Span]]]], path: Path | None
+) -> Iterator[Suppression]:
+    for comment, match, words in found:
         codes: set[str] = set()
         unknown: list[tuple[str, Span]] = []
         for word, where in words:
-            found = get_rule(word)
-            if found is None:
+            named = get_rule(word)
+            if named is None:
                 unknown.append((word, where))
             else:
-                codes.add(found.code)
-        out.append(
-            Suppression(
-                span=comment,
-                next_line=match.group(1).lower() == "disable-next-line",
-                codes=frozenset(codes) if words else None,
-                words=words,
-                unknown=unknown,
-            )
+                codes.add(named.code)
+        yield Suppression(
+            span=comment,
+            next_line=match.group(1).lower() == "disable-next-line",
+            codes=frozenset(codes) if words else None,
+            words=words,
+            unknown=unknown,
+            path=path,
         )
-    return out
 
 
 def apply_suppressions(
@@ -175,7 +197,8 @@ def apply_suppressions(
         for suppression in found:  # a summary's comments start each run unused
             suppression.used, suppression.unused, suppression.unused_all = set(), [], False
         if found and skill.skill_md is not None:
-            by_file[skill.skill_md] = found
+            for suppression in found:
+                by_file.setdefault(suppression.path or skill.skill_md, []).append(suppression)
             found_for.append((skill, found))
     if not by_file:
         return diagnostics

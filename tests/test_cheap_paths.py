@@ -53,7 +53,7 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
 def test_linting_one_clean_skill_imports_nothing_it_does_not_need(tmp_path: Path) -> None:
     [skill] = generate(tmp_path, 1)  # a realistic skill: links, anchors, references, a script
     out, modules = _lint_in_fresh_interpreter("lint", str(skill / "SKILL.md"), cwd=tmp_path)
-    assert "All checks passed: 1 skill." in out
+    assert "All checks passed: 1 skill (target: agentskills)." in out
     assert "skillcheck.rules.references" in modules  # the link rules did run
     assert _loaded(modules, NOT_NEEDED) == []
 

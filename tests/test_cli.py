@@ -60,7 +60,7 @@ def broken(tmp_path: Path) -> Path:
 def test_exit_0_on_the_valid_examples() -> None:
     result = run_skillcheck("lint", "--isolated", "--target", "all", str(FIXTURES / "valid"))
     assert result.returncode == 0, result.stdout
-    assert result.stdout.decode().strip() == "All checks passed: 3 skills."
+    assert result.stdout.decode().strip() == "All checks passed: 3 skills (targets: all)."
 
 
 def test_exit_0_with_warnings_and_1_with_strict(warned: Path) -> None:
@@ -78,7 +78,9 @@ def test_exit_1_on_errors(broken: Path) -> None:
     assert result.returncode == 1
     assert "pdf/SKILL.md:2:7: SK206 [error] name 'pdf-tools' does not match" in out
     assert "(name-directory-mismatch)" in out
-    assert out.rstrip().endswith("Found 1 error, 1 warning and 1 info in 1 skill.")
+    assert out.rstrip().endswith(
+        "Found 1 error, 1 warning and 1 info in 1 skill (target: agentskills)."
+    )
 
 
 def test_text_output_shows_the_line_and_a_caret(broken: Path) -> None:

@@ -14,11 +14,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import invoke, lint_json, write_skill
+import pytest
+from conftest import invoke, lint_json, run_skillcheck, write_skill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -61,7 +64,9 @@ def test_bom_crlf_and_delimiter_whitespace(tmp_path: Path) -> None:
         + b"\n---\n# Steps\n\nDo it.\nDone.\n"
     )
     assert result.exit_code == 0
-    assert "Fixed 5 findings. All checks passed: 1 skill." in result.stdout  # BOM, CRLF, CR, 2x ws
+    assert (
+        "Fixed 5 findings. All checks passed: 1 skill (target: agentskills)." in result.stdout
+    )  # BOM, CRLF, CR, 2x ws
 
 
 def test_description_whitespace_quoted_and_block(tmp_path: Path) -> None:
@@ -279,8 +284,37 @@ def test_diff_shows_invisible_changes_escaped(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "pdf-tools").joinpath("SKILL.md")
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
     result = invoke("lint", "--isolated", "--diff", ".", cwd=tmp_path)
-    assert "-\\ufeff---\\x0d\n" in result.stdout and "\n+---\n" in result.stdout
-    assert "\r" not in result.stdout and "\ufeff" not in result.stdout
+    # the BOM is shown escaped; a CRLF ending is kept as it is (so the diff applies)
+    out = result.stdout_bytes  # (click's Result.stdout turns CRLF into LF)
+    assert b"-\\ufeff---\r\n" in out and b"\n+---\n" in out
+    assert "\ufeff".encode() not in out
+    assert b"\r" not in out.replace(b"\r\n", b"")
+    # a lone CR, which could redraw a line, stays escaped
+    path.write_bytes(b"---\nname: pdf-tools\rX\ndescription: " + DESC.encode() + b"\n---\nA\rB\n")
+    result = invoke("lint", "--isolated", "--diff", ".", cwd=tmp_path)
+    assert b"\\x0d" in result.stdout_bytes
+    assert b"\r" not in result.stdout_bytes.replace(b"\r\n", b"")
+
+
+@pytest.mark.skipif(
+    shutil.which("git") is None or shutil.which("patch") is None, reason="needs git and patch"
+)
+@pytest.mark.parametrize("tool", ["git", "patch"])
+def test_a_crlf_to_lf_diff_applies(tmp_path: Path, tool: str) -> None:
+    path = write_skill(tmp_path, "pdf-tools").joinpath("SKILL.md")
+    lf = path.read_bytes()
+    path.write_bytes(lf.replace(b"\n", b"\r\n"))
+    diff = run_skillcheck("lint", "--isolated", "--no-cache", "--diff", ".", cwd=tmp_path)
+    assert diff.returncode == 1
+    assert path.read_bytes() != lf
+    if tool == "git":
+        subprocess.run(["git", "init", "-q", "."], cwd=tmp_path, check=True)
+        command = ["git", "apply", "-p0"]
+    else:
+        command = ["patch", "-p0"]
+    done = subprocess.run(command, cwd=tmp_path, input=diff.stdout, capture_output=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert path.read_bytes() == lf
 
 
 def test_fix_touches_only_files_with_fixes_and_keeps_modes(tmp_path: Path) -> None:

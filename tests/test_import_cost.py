@@ -81,6 +81,8 @@ def test_the_heavy_modules_are_imported_when_needed(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "pdf-tools")
     _out, modules = _modules_after("lint", "--isolated", "--no-cache", str(skill))
     assert "yaml" in modules
+    # the Language Server's libraries stay out of lint (they come with the `lsp` extra)
+    assert not {m for m in modules if m.split(".")[0] in ("pygls", "lsprotocol", "cattrs")}
 
 
 def test_linting_a_few_skills_starts_no_worker_machinery(tmp_path: Path) -> None:

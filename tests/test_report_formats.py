@@ -420,7 +420,7 @@ def _junit(cwd: Path, *args: str) -> tuple[int, ET.Element]:
     return code, ET.fromstring(out.encode("utf-8"))
 
 
-def test_junit_one_testcase_per_skill_and_a_failure_per_error(tmp_path: Path) -> None:
+def test_junit_one_testcase_per_skill_and_one_failure_per_failing_skill(tmp_path: Path) -> None:
     write_skill(tmp_path / "skills", "pdf-tools")
     write_skill(tmp_path / "skills", "bad-skill", frontmatter="name: Other_Name\ndescription: x\n")
     code, tree = _junit(tmp_path)
@@ -431,22 +431,25 @@ def test_junit_one_testcase_per_skill_and_a_failure_per_error(tmp_path: Path) ->
     assert cases[("skills", "bad-skill")].get("file") == "skills/bad-skill/SKILL.md"
     good, bad = cases[("skills", "pdf-tools")], cases[("skills", "bad-skill")]
     assert list(good) == []
-    failures = bad.findall("failure")
-    assert sorted(f.get("type") for f in failures) == ["SK204", "SK206"]
-    for failure in failures:
-        code = failure.get("type")
-        assert failure.text.startswith(f"{code} [error] skills/bad-skill/SKILL.md:2:7: ")
+    [failure] = bad.findall("failure")  # two errors, one failing test case
+    assert failure.get("type") == "SK204 SK206"
+    assert failure.get("message").startswith("2 findings: SK204 ")
+    lines = failure.text.splitlines()
+    for code in ("SK204", "SK206"):
+        assert any(x.startswith(f"{code} [error] skills/bad-skill/SKILL.md:2:7: ") for x in lines)
     warnings = bad.find("system-out").text.splitlines()
     assert any(line.startswith("SK307 [warning] skills/bad-skill/SKILL.md:3:") for line in warnings)
     assert any(line.startswith("SK306 [info] ") for line in warnings)
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "2", "0")
-    assert (tree.get("tests"), tree.get("failures")) == ("2", "2")
+    # the counts add up: 2 test cases, 1 of them failing
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "1", "0")
+    assert (tree.get("tests"), tree.get("failures")) == ("2", "1")
 
     # --strict: every finding fails, as the exit code says
     _code, strict = _junit(tmp_path, "--strict")
     bad = next(c for c in strict.iter("testcase") if c.get("name") == "bad-skill")
     assert bad.find("system-out") is None
-    assert {"SK204", "SK206", "SK306", "SK307"} <= {f.get("type") for f in bad.findall("failure")}
+    assert {"SK204", "SK206", "SK306", "SK307"} <= set(bad.find("failure").get("type").split())
+    assert strict.find("testsuite").get("failures") == "1"
 
 
 def test_junit_of_hostile_skills_parses(tmp_path: Path) -> None:
@@ -458,8 +461,9 @@ def test_junit_of_hostile_skills_parses(tmp_path: Path) -> None:
     tree = ET.fromstring(out.encode("utf-8"))
     cases = list(tree.iter("testcase"))
     assert len(cases) == len(report["skills"])
-    errors = [d for d in report["diagnostics"] if d["severity"] == "error"]
-    assert len(list(tree.iter("failure"))) == len(errors)
+    failing = {d["skill"] for d in report["diagnostics"] if d["severity"] == "error"}
+    assert len(list(tree.iter("failure"))) == len(failing)
+    assert tree.get("failures") == str(len(failing))
     names = {c.get("name") for c in cases}
     assert {safe(d) for d in HOSTILE_DIRS} <= names
 

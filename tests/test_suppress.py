@@ -175,3 +175,39 @@ def test_per_path_ignores_reject_unknown_codes(tmp_path: Path) -> None:
     result = invoke("lint", ".", cwd=tmp_path)
     assert result.exit_code == 2
     assert "per-path-ignores" in result.stderr and "SK999" in result.stderr
+
+
+def test_suppressions_work_in_every_markdown_file_of_a_skill(tmp_path: Path) -> None:
+    guide = (
+        "# Guide\n"  # 1
+        "<!-- skillcheck-disable-next-line SK501 -->\n"  # 2
+        "See [a](missing.md).\n"  # 3: silenced
+        "See [b](gone.md).\n"  # 4: reported
+        "<!-- skillcheck-disable-next-line SK501 -->\n"  # 5: unused
+        "No link.\n"  # 6
+        "`<!-- skillcheck-disable SK501 -->` is an example\n"  # 7: code, not a comment
+        "<!-- skillcheck-disable SK5O1 -->\n"  # 8: unknown code
+    )
+    write_skill(
+        tmp_path,
+        "pdf-tools",
+        frontmatter=FRONT,
+        body="Read [the guide](references/guide.md).\n",
+        files={"references/guide.md": guide},
+    )
+    expected = [
+        ("pdf-tools/references/guide.md", 4, 9, "SK501"),
+        ("pdf-tools/references/guide.md", 5, 35, "SK120"),
+        ("pdf-tools/references/guide.md", 8, 25, "SK120"),
+    ]
+    assert _found("--isolated", "--no-cache", ".", cwd=tmp_path) == expected
+    # the same from the result cache (the comments are part of the cached summary)
+    assert _found("--isolated", ".", cwd=tmp_path) == expected
+    assert _found("--isolated", ".", cwd=tmp_path) == expected
+    # a comment in one file never silences another file
+    (tmp_path / "pdf-tools" / "references" / "other.md").write_text("See [c](nowhere.md).\n")
+    (tmp_path / "pdf-tools" / "SKILL.md").write_text(
+        f"---\n{FRONT}---\nRead [the guide](references/guide.md) and [more](references/other.md).\n"
+    )
+    found = _found("--isolated", "--no-cache", ".", cwd=tmp_path)
+    assert ("pdf-tools/references/other.md", 1, 9, "SK501") in found

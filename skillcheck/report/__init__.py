@@ -76,6 +76,9 @@ class ReportOptions:
     statistics: bool = False
     fix_hint: bool = True  # mention --fix in the summary
     strict: bool = False  # every finding fails (JUnit marks warnings and info as failures)
+    show_fixes: bool = False  # text: say under each fixable finding what --fix does
+    # findings left out by --min-severity, by severity name (the text summary counts them)
+    hidden: dict[str, int] | None = None
 
 
 def render(fmt: str, result, options: ReportOptions) -> str:

@@ -2,8 +2,10 @@
 
 One ``<testcase>`` per skill: ``classname`` is the folder holding the skill and ``name`` the
 skill's directory name (both relative to the current directory), ``file`` its SKILL.md.
-Each error-level diagnostic is a ``<failure>`` (``type`` = rule code, ``message`` = the
-message, the text = ``CODE [severity] path:line:col: message (slug)`` and a help line).
+A skill with error-level diagnostics fails: its one ``<failure>`` has ``type`` = the rule
+codes, ``message`` = the messages, and one ``CODE [severity] path:line:col: message (slug)``
+line (and a help line) per diagnostic. ``tests``, ``failures`` and ``errors`` count test
+cases, so they add up: ``failures`` is the number of failing skills.
 Warnings and info do not fail a skill: they are listed in the test case's ``<system-out>``,
 one diagnostic per line, unless the run is ``--strict``, where every finding is a failure
 (as the exit code says). Diagnostics that belong to no skill (a directory that could not be
@@ -54,24 +56,34 @@ def _testcase(
     diagnostics: list[Diagnostic],
     options: ReportOptions,
 ) -> int:
-    """Append one test case; return its number of failures."""
+    """Append one test case; return 1 when it fails, else 0.
+
+    A failing case holds one ``<failure>`` whatever the number of findings (the JUnit schema
+    allows one, and ``failures`` counts test cases): ``type`` lists the codes, ``message``
+    the messages, the text one line per finding."""
     case = ET.SubElement(suite, "testcase", classname=_xml(classname), name=_xml(name))
     if file is not None:
         case.set("file", _xml(file))
-    failures = 0
+    failing: list[Diagnostic] = []
     passed: list[str] = []
     for diag in diagnostics:
         if diag.severity is Severity.ERROR or options.strict:
-            failure = ET.SubElement(
-                case, "failure", type=diag.code, message=_xml(f"{diag.message} ({diag.slug})")
-            )
-            failure.text = _line(diag, options)
-            failures += 1
+            failing.append(diag)
         else:
             passed.append(_line(diag, options))
+    if failing:
+        codes = list(dict.fromkeys(d.code for d in failing))
+        if len(failing) == 1:
+            message = f"{failing[0].message} ({failing[0].slug})"
+        else:
+            message = f"{len(failing)} findings: " + "; ".join(
+                f"{d.code} {d.message} ({d.slug})" for d in failing
+            )
+        failure = ET.SubElement(case, "failure", type=" ".join(codes), message=_xml(message))
+        failure.text = "\n".join(_line(d, options) for d in failing)
     if passed:
         ET.SubElement(case, "system-out").text = "\n".join(passed)
-    return failures
+    return 1 if failing else 0
 
 
 def render(result, options: ReportOptions) -> str:

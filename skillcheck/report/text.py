@@ -53,16 +53,24 @@ def render(result, options: ReportOptions) -> str:
         where = f"{safe(rel(diag.path, options.cwd))}:{diag.line}:{diag.column}:"
         severity = _paint(f"[{diag.severity}]", _COLORS[diag.severity], color)
         code = _paint(diag.code, "1", color)
+        # [*]: --fix resolves it (ruff's marker)
+        fixable = f" {_paint('[*]', '32', color)}" if diag.fix is not None else ""
         out.append(
             f"{_paint(where, '1', color)} {code} {severity} {safe(diag.message)} ({diag.slug})"
+            + fixable
         )
+        shown_fix = f"  = fix: {safe(diag.fix.description)}" if diag.fix is not None else None
         if options.quiet:
+            if options.show_fixes and shown_fix:
+                out.append(shown_fix)
             continue
         source = _line_of(diag.path, diag.line, by_file)
         if source is not None and diag.code not in NO_EXCERPT:
             out.extend(_excerpt(diag, source, color))
         if diag.help:
             out.append(f"  = help: {safe(diag.help)}")
+        if options.show_fixes and shown_fix:
+            out.append(shown_fix)
         if diag.targets and diag.targets != ("agentskills",):
             out.append(f"  = targets: {', '.join(diag.targets)}")
         out.append("")
@@ -93,9 +101,41 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
 
+def _targets_note(result) -> str:
+    """`` (targets: claude-code, codex; ...)``: which runtimes were checked, and once when the
+    specification was not among them."""
+    targets = tuple(getattr(result, "targets", ()) or ())
+    if not targets:
+        return ""
+    from skillcheck.targets import TARGETS
+
+    word = "target" if len(targets) == 1 else "targets"
+    names = "all" if len(targets) > 1 and set(targets) == set(TARGETS) else ", ".join(targets)
+    note = f" ({word}: {names}"
+    if "agentskills" not in targets:
+        note += "; the Agent Skills specification was not checked: add --target agentskills"
+    return note + ")"
+
+
+def _hidden_note(options: ReportOptions) -> str:
+    hidden = {k: v for k, v in (options.hidden or {}).items() if v}
+    if not hidden:
+        return ""
+    parts = [
+        f"{n} info" if name == "info" else _plural(n, name)
+        for name in ("warning", "info")
+        if (n := hidden.get(name))
+    ]
+    return f" {' and '.join(parts)} hidden by --min-severity."
+
+
 def summary(result, options: ReportOptions) -> str:
+    return _summary(result, options) + _hidden_note(options)
+
+
+def _summary(result, options: ReportOptions) -> str:
     counts = result.counts()
-    skills = _plural(len(result.skills), "skill")
+    skills = _plural(len(result.skills), "skill") + _targets_note(result)
     fixed = getattr(result, "fixed", 0)
     done = f"Fixed {_plural(fixed, 'finding')}. " if fixed else ""  # by --fix
     if not result.diagnostics:
@@ -117,5 +157,5 @@ def summary(result, options: ReportOptions) -> str:
     )
     fixable = sum(1 for d in result.diagnostics if d.fix is not None)
     if fixable and options.fix_hint:
-        text += f"; {fixable} fixable with --fix"
+        text += f"; {fixable} fixable with --fix [*]"
     return done + text + "."

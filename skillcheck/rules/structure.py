@@ -1027,7 +1027,8 @@ def skill_md_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     "A suppression comment silences nothing, or names no rule.",
     what="""
         Reports a `<!-- skillcheck-disable ... -->` or `<!-- skillcheck-disable-next-line ... -->`
-        comment in SKILL.md that silenced no diagnostic in this run, a code in one that silenced
+        comment in SKILL.md or another Markdown file of the skill that silenced no diagnostic
+        in this run, a code in one that silenced
         nothing, and a word in one that is neither a rule code nor a slug. A code whose rule did
         not run (not selected, or ignored) is not reported. Comments inside code blocks and code
         spans are examples, not suppressions, and are never reported.
@@ -1057,6 +1058,7 @@ def unused_suppression(skill: SkillSummary, ctx: Context, suppressions: list) ->
             yield Finding(
                 f"{word!r} in '{sup.text}' is not a rule code or slug; correct it or remove it",
                 span=span,
+                path=sup.path,
                 help="`skillcheck rules` lists every code and slug",
             )
         if sup.unused_all:
@@ -1064,6 +1066,7 @@ def unused_suppression(skill: SkillSummary, ctx: Context, suppressions: list) ->
             yield Finding(
                 f"'{sup.text}' silences nothing on {what}; remove the comment",
                 span=sup.span,
+                path=sup.path,
             )
         where_ = f"on line {sup.span.end.line + 1}" if sup.next_line else "in this file"
         for word, span in sup.unused:
@@ -1071,4 +1074,5 @@ def unused_suppression(skill: SkillSummary, ctx: Context, suppressions: list) ->
                 f"'{sup.text} {word}' silences nothing: no {word} diagnostic {where_};"
                 " remove it from the comment",
                 span=span,
+                path=sup.path,
             )
