@@ -1,34 +1,124 @@
-"""Atomic file writes: a temporary file beside the target, fsync, then rename.
+"""Every file skillcheck writes goes through here (reports, catalogs, bundles, fixes, cache).
 
-A reader (or a crash) sees either the old file or the new one, never half of one.
+A regular file (or a new path) is written to a temporary file beside it, fsynced, then
+renamed into place: a reader or a crash sees the old file or the new one, never half of one.
+Anything else at the path is never replaced by a rename:
+
+- a symbolic link is followed: its final target gets the same treatment (the link stays);
+- a character device, FIFO or socket (``-o /dev/null``, ``-o >(gzip)``) is written through,
+  after the whole content has been produced in an anonymous temporary file, so a failure
+  part-way writes nothing to it;
+- a directory is refused (``IsADirectoryError``).
+
+Temporary files are named ``.<name>.<pid>.<random>.tmp``; one whose process is gone (a
+killed run) is removed by the next write beside it, so they cannot accumulate.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
+import shutil
+import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 T = TypeVar("T")
 
+# a temp file left by a dead process is removed once it is this old (seconds): a live writer
+# on another host sharing the directory keeps its file fresh
+STALE_AFTER = 60.0
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, someone else's
+        return True
+    return True
+
+
+def clean_stale(directory: Path, name: str, suffix: str = ".tmp") -> None:
+    """Remove ``.<name>.<pid>.<random><suffix>`` files and directories in ``directory`` left
+    by processes that no longer run. Best effort: never raises."""
+    pattern = re.compile(re.escape(f".{name}.") + r"([0-9]+)\.[A-Za-z0-9_]+" + re.escape(suffix))
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if not match or _pid_alive(int(match.group(1))):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if now - st.st_mtime < STALE_AFTER:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+def temp_prefix(name: str) -> str:
+    """The prefix of our temporary names for ``name``: ``.<name>.<pid>.``."""
+    return f".{name}.{os.getpid()}."
+
+
+def make_temp_dir(target: Path, suffix: str = ".tmp") -> Path:
+    """A new private directory beside ``target`` (to be renamed onto it), after removing
+    stale ones of the same naming."""
+    parent = target.parent if str(target.parent) else Path(".")
+    clean_stale(parent, target.name, suffix)
+    return Path(tempfile.mkdtemp(dir=parent, prefix=temp_prefix(target.name), suffix=suffix))
+
+
+def resolve_output(path: Path) -> tuple[Path, bool]:
+    """Where writing ``path`` really goes, and whether it is replaced by rename (True) or
+    written through (False, a device, FIFO or socket). Symbolic links are followed; a
+    directory raises ``IsADirectoryError``."""
+    path = Path(path)
+    if os.path.islink(path):
+        path = Path(os.path.realpath(path))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return path, True
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    return path, stat.S_ISREG(st.st_mode)
+
 
 def write_atomic_stream(
     path: Path, write: Callable[[BinaryIO], T], *, mode: int | None = None, durable: bool = True
 ) -> T:
-    """Call ``write`` with a temporary file (opened ``w+b``) beside ``path``, then put it in
-    place; return what ``write`` returned. On any failure, or an interrupt, the temporary
-    file is removed and ``path`` is left as it was.
+    """Call ``write`` with a temporary file (opened ``w+b``, seekable), then put its content
+    at ``path`` (see the module docstring); return what ``write`` returned. On any failure,
+    or an interrupt, the temporary file is removed and ``path`` is left as it was.
 
     ``mode`` defaults to the existing file's mode, else what the umask gives a new file.
     ``durable=False`` skips the fsync, for files that may be lost but never half-read (the
     result cache: a file a crash empties fails to parse and is ignored).
     """
-    path = Path(path)
+    path, replace = resolve_output(Path(path))
+    if not replace:
+        return _write_through(path, write)
     directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    if durable:  # the cache (not durable) writes thousands of files: it prunes its own folders
+        clean_stale(directory, path.name)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w+b") as handle:
             result = write(handle)
@@ -48,6 +138,18 @@ def write_atomic_stream(
         with contextlib.suppress(OSError):  # best effort: the original error is what matters
             os.unlink(tmp)
         raise
+    return result
+
+
+def _write_through(path: Path, write: Callable[[BinaryIO], T]) -> T:
+    """A device or FIFO: produce everything first (``write`` may seek), then copy it in."""
+    with tempfile.TemporaryFile("w+b") as spool:
+        result = write(spool)
+        spool.flush()
+        spool.seek(0)
+        # no O_TRUNC/O_CREAT: the path is not a regular file, and must not become one
+        with open(os.open(path, os.O_WRONLY), "wb") as out:
+            shutil.copyfileobj(spool, out)
     return result
 
 

@@ -44,7 +44,6 @@ import re
 import shutil
 import stat
 import struct
-import tempfile
 import time
 import urllib.parse
 import zipfile
@@ -54,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from skillcheck.atomic import make_temp_dir
 from skillcheck.catalog import (
     SKILL_FILE,
     CatalogError,
@@ -116,6 +116,11 @@ DEFAULT_LIMITS = Limits()
 
 class BundleError(Exception):
     """A bundle cannot be written, verified or read. The message is one line."""
+
+
+class BundleIOError(BundleError):
+    """Not the bundle's content but the file system or the call: a missing bundle or
+    directory, an unwritable or non-empty destination (the CLI exits 2, not 1)."""
 
 
 def default_mtime() -> int:
@@ -305,9 +310,9 @@ def _atomic_write(output: Path, write: Callable[[BinaryIO], None], streaming: bo
 
     parent = output.parent
     if not parent.is_dir():
-        raise BundleError(f"{parent}: directory does not exist")
+        raise BundleIOError(f"{parent}: directory does not exist")
     if output.is_dir():
-        raise BundleError(f"{output}: is a directory")
+        raise BundleIOError(f"{output}: is a directory")
 
     def write_and_hash(f: BinaryIO) -> str:
         if not streaming:  # zipfile seeks back to finish its headers: hash what it left
@@ -461,7 +466,7 @@ def _swap_dir(tmp: Path, dest: Path) -> None:
     if not os.path.lexists(dest):
         os.rename(tmp, dest)
         return
-    old = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".old"))
+    old = make_temp_dir(dest, ".old")
     try:
         os.rename(dest, old / "d")
     except BaseException:
@@ -506,12 +511,12 @@ def pack_well_known(
                 )
     parent = out_dir.parent
     if not parent.is_dir():
-        raise BundleError(f"{parent}: directory does not exist")
+        raise BundleIOError(f"{parent}: directory does not exist")
     if os.path.lexists(out_dir) and (out_dir.is_symlink() or not _is_ours(out_dir)):
-        raise BundleError(
+        raise BundleIOError(
             f"{out_dir}: exists and is not a skillcheck output directory; refusing to replace it"
         )
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
+    tmp = make_temp_dir(out_dir)
     try:
         index_skills = []
         for packed in plan:
@@ -1349,10 +1354,10 @@ def _open_regular(path: Path) -> IO[bytes]:
     try:
         fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        raise BundleError(f"{path}: cannot open: {exc.strerror or exc}") from None
+        raise BundleIOError(f"{path}: cannot open: {exc.strerror or exc}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise BundleError(f"{path}: not a regular file")
+        raise BundleIOError(f"{path}: not a regular file")
     return os.fdopen(fd, "rb")
 
 
@@ -1486,12 +1491,42 @@ def verify(
     """
     path = Path(path)
     expect = _parse_expect(expect_digest)
-    if path.is_dir():
-        return _verify_dir(path, limits, expect)
-    return _verify_file(path, limits, expect)
+    if not os.path.lexists(path):
+        raise BundleIOError(f"{path}: no such file or directory")
+    try:
+        if path.is_dir():
+            return _verify_dir(path, limits, expect)
+        return _verify_file(path, limits, expect)
+    except BundleError as exc:  # every message names the bundle
+        message = str(exc)
+        if message.startswith(str(path)):
+            raise
+        raise type(exc)(f"{path}: {message}") from None
 
 
 # --- unpacking -----------------------------------------------------------------------------
+
+
+def _check_unpack_dest(bundle: Path, dest: Path, force: bool) -> None:
+    """Refuse a destination that cannot be replaced: not a directory, non-empty without
+    ``force``, the working directory or one of its parents, or one holding the bundle."""
+    if not os.path.lexists(dest):
+        return
+    if dest.is_symlink() or not dest.is_dir():
+        raise BundleIOError(f"{dest}: exists and is not a directory")
+    if not any(os.scandir(dest)):
+        return
+    if not force:
+        raise BundleIOError(f"{dest}: is not empty (use --force to replace it)")
+    real = os.path.realpath(dest)
+    inside = [(bundle, "holds the bundle"), (Path.cwd(), "holds the working directory")]
+    for path, why in inside:
+        try:
+            other = os.path.realpath(path)
+            if os.path.commonpath([real, other]) == real:
+                raise BundleIOError(f"{dest}: {why}; refusing to replace it")
+        except ValueError:  # different drives
+            continue
 
 
 def unpack(
@@ -1512,17 +1547,13 @@ def unpack(
     """
     path, dest = Path(path), Path(dest)
     if path.is_dir():
-        raise BundleError(f"{path}: is a directory; unpack takes a bundle file")
+        raise BundleIOError(f"{path}: is a directory; unpack takes a bundle file")
     result = verify(path, expect_digest, limits=limits)  # nothing is written for a bad bundle
-    if os.path.lexists(dest):
-        if dest.is_symlink() or not dest.is_dir():
-            raise BundleError(f"{dest}: exists and is not a directory")
-        if any(os.scandir(dest)) and not force:
-            raise BundleError(f"{dest}: is not empty (use --force to replace it)")
-    parent = dest.absolute().parent
+    _check_unpack_dest(path, dest, force)
+    parent = Path(os.path.abspath(dest)).parent
     if not parent.is_dir():
-        raise BundleError(f"{parent}: directory does not exist")
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{dest.name}.", suffix=".unpack"))
+        raise BundleIOError(f"{parent}: directory does not exist")
+    tmp = make_temp_dir(Path(os.path.abspath(dest)), ".unpack")
     try:
         # the second pass pins the digest the first one saw: a bundle swapped in between fails
         _verify_file(path, limits, result.digest, _Sink(tmp))

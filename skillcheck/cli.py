@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import os
 import sys
@@ -48,7 +50,12 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             _fail(str(exc))
         except BrokenPipeError:
+            _quiet_stdout()
             sys.exit(EXIT_ERROR)
+        except OSError as exc:  # a full disk, a read-only directory, a closed stdout ...
+            if os.environ.get("SKILLCHECK_DEBUG") == "1":
+                raise
+            _fail(os_message(exc))
         except Exception as exc:
             if os.environ.get("SKILLCHECK_DEBUG") == "1":
                 raise
@@ -64,6 +71,25 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def os_message(exc: OSError, path: object = None) -> str:
+    """One line for an OS error: the path it concerns and the system's reason."""
+    where = path if path is not None else exc.filename
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if where is None:
+        return f"cannot write output: {reason}" if exc.errno == errno.EBADF else reason
+    if exc.filename2 is not None and path is None:
+        return f"{where} -> {exc.filename2}: {reason}"
+    return f"{where}: {reason}"
+
+
+def _quiet_stdout() -> None:
+    """stdout is gone (a closed pipe): point it at /dev/null so the interpreter's final
+    flush does not print a second error."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def _split(values: tuple[str, ...]) -> list[str] | None:
     if not values:
         return None
@@ -72,8 +98,14 @@ def _split(values: tuple[str, ...]) -> list[str] | None:
 
 def _emit(text: str, output: Path | None) -> None:
     if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:  # closed (ValueError) or failing stdout
+            reason = exc.strerror if isinstance(exc, OSError) else "it is closed"
+            raise UsageProblem(f"<stdout>: cannot write: {reason or exc}") from None
         return
     from skillcheck.atomic import write_atomic
 
@@ -347,11 +379,13 @@ def _bundle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from skillcheck.bundle import BundleError
+        from skillcheck.bundle import BundleError, BundleIOError
         from skillcheck.catalog import CatalogError
 
         try:
             return func(*args, **kwargs)
+        except BundleIOError as exc:  # the file system or the call, not the content: exit 2
+            _fail(str(exc))
         except (BundleError, CatalogError) as exc:
             from skillcheck.report import safe  # a file name may hold terminal escapes
 
@@ -461,7 +495,10 @@ def pack(
         where = output
     if not quiet:
         tail = f" ({digest})" if digest else ""
-        click.echo(f"Packed {count} skill{'s' * (count != 1)} into {where}{tail}", err=True)
+        from skillcheck.report import safe
+
+        plural = "s" * (count != 1)
+        click.echo(f"Packed {count} skill{plural} into {safe(str(where))}{tail}", err=True)
 
 
 @cli.command()
@@ -472,8 +509,9 @@ def pack(
 def verify(bundle, expect_digest) -> None:
     """Verify a bundle or a well-known directory without trusting it."""
     from skillcheck.bundle import verify as run_verify
+    from skillcheck.report import safe
 
-    click.echo(run_verify(bundle, expect_digest).summary())
+    click.echo(safe(run_verify(bundle, expect_digest).summary()))
 
 
 @cli.command()
@@ -488,4 +526,6 @@ def unpack(bundle, dest, expect_digest, force) -> None:
     from skillcheck.bundle import unpack as run_unpack
 
     run_unpack(bundle, dest, expect_digest=expect_digest, force=force)
-    click.echo(f"Unpacked {bundle} into {dest}", err=True)
+    from skillcheck.report import safe
+
+    click.echo(safe(f"Unpacked {bundle} into {dest}"), err=True)
