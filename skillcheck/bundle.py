@@ -832,19 +832,63 @@ def _check_zip_directory(f: IO[bytes], limits: Limits) -> None:
     f.seek(cd_offset)
     directory = f.read(cd_size)
     count = offset = 0
+    entries: list[tuple[int, bytes, bytes]] = []  # (local header offset, name, fields)
     while offset < len(directory):
         if directory[offset : offset + 4] != b"PK\x01\x02" or offset + 46 > len(directory):
             raise BundleError("corrupt zip central directory")
         name_len, extra_len, comment_len = struct.unpack(
             "<HHH", directory[offset + 28 : offset + 34]
         )
+        (local,) = struct.unpack("<I", directory[offset + 42 : offset + 46])
+        name = directory[offset + 46 : offset + 46 + name_len]
+        # flags, method, time, date, crc, compressed and uncompressed size: as in the local header
+        entries.append((local, name, directory[offset + 8 : offset + 28]))
         offset += 46 + name_len + extra_len + comment_len
         count += 1
         if count > limits.max_members + 1:
             raise BundleError(f"more than {limits.max_members} members")
     if count != total:
         raise BundleError("zip end record and central directory disagree on the entry count")
+    _check_zip_layout(f, entries, cd_offset)
     f.seek(0)
+
+
+def _check_zip_layout(f: IO[bytes], entries: list[tuple[int, bytes, bytes]], end: int) -> None:
+    """Account for every byte before the central directory: the local entries the central
+    directory lists, back to back from offset 0, each with the same name, sizes and checksum.
+    A reader that streams local headers (Java's ZipInputStream, several unzip tools) then
+    sees exactly the members that were verified: no hidden entry, no gap, no overlap."""
+    position = 0
+    for local, name, fields in sorted(entries):
+        where = show(name.decode("utf-8", "replace"))
+        if local != position:
+            what = "overlaps the previous one" if local < position else "follows unlisted bytes"
+            raise BundleError(f"zip member {where} {what} (a hidden or overlapping entry)")
+        f.seek(local)
+        header = f.read(30)
+        if len(header) < 30 or header[:4] != b"PK\x03\x04":
+            raise BundleError(f"zip member {where} has no local header where listed")
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        (flags,) = struct.unpack("<H", fields[:2])
+        descriptor = bool(flags & 0x8)
+        if header[6:10] != fields[:4] or f.read(name_len) != name:
+            raise BundleError(f"zip member {where}: local header and central directory disagree")
+        if not descriptor and header[14:26] != fields[8:20]:
+            raise BundleError(f"zip member {where}: local header and central directory disagree")
+        (size,) = struct.unpack("<I", fields[12:16])
+        position = local + 30 + name_len + extra_len + size
+        if descriptor:  # crc and sizes after the data, optionally signed
+            f.seek(position)
+            tail = f.read(16)
+            signed = tail[:4] == b"PK\x07\x08"
+            values = tail[4:16] if signed else tail[:12]
+            if values != fields[8:20]:
+                raise BundleError(
+                    f"zip member {where}: data descriptor and central directory disagree"
+                )
+            position += 16 if signed else 12
+    if position != end:
+        raise BundleError("zip archive has unlisted bytes before its central directory")
 
 
 def _zip_kind(info: zipfile.ZipInfo) -> str:
@@ -1147,6 +1191,17 @@ def _reject_constant(name: str) -> Any:
     raise BundleError(f"manifest contains {name}, which is not JSON")
 
 
+def _check_sizes(manifest: dict[str, Any]) -> None:
+    """Every file of a bundle has an integer ``size``: the loader reads exactly that much."""
+    for entry in manifest["skills"]:
+        for fe in entry["files"]:
+            size = fe.get("size")
+            if type(size) is not int:
+                where = show(f"{entry['name']}/{fe['path']}")
+                found = "no size" if size is None else f"size {json.dumps(size)}"
+                raise BundleError(f"manifest file {where} has {found}; an integer is required")
+
+
 def parse_manifest(
     data: bytes, limits: Limits = DEFAULT_LIMITS, *, rfc_paths: bool = False
 ) -> dict[str, Any]:
@@ -1173,6 +1228,11 @@ def parse_manifest(
         if len(message) > 160:
             message = message[:160] + "…"
         raise BundleError(f"manifest does not match its schema at {where}: {message}")
+    _check_sizes(manifest)
+    check = _fast_schema_check()
+    if check is not None and not check(manifest):
+        # jsonschema takes 1.0 for an integer and True for 1; the loader must not
+        raise BundleError("manifest does not match its schema: a number that is not an integer")
     names: set[str] = set()
     files = 0
     total = 0
@@ -1341,6 +1401,19 @@ def _zip_chunks(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Iterator[bytes]:
         raise BundleError(f"corrupt zip member {show(info.filename)}: {exc}") from None
 
 
+def _zip_read_exact(zf: zipfile.ZipFile, info: zipfile.ZipInfo, size: int) -> bytes:
+    """A member's first ``size`` + 1 bytes at most: what the manifest says it holds, plus
+    one to tell a longer member (a bomb swapped in after verification) without reading it."""
+    try:
+        with zf.open(info) as fh:
+            data = fh.read(size + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
+        raise BundleError(f"corrupt zip member {show(info.filename)}: {exc}") from None
+    if len(data) > size:
+        raise BundleError(f"{show(info.filename)} is longer than its declared size")
+    return data
+
+
 def _zip_read(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
     data = b"".join(_zip_chunks(zf, info))
     if len(data) > limit:
@@ -1494,9 +1567,13 @@ def verify(
     if not os.path.lexists(path):
         raise BundleIOError(f"{path}: no such file or directory")
     try:
-        if path.is_dir():
-            return _verify_dir(path, limits, expect)
-        return _verify_file(path, limits, expect)
+        try:
+            if path.is_dir():
+                return _verify_dir(path, limits, expect)
+            return _verify_file(path, limits, expect)
+        except OSError as exc:  # the library raises only its own error type
+            where = exc.filename if exc.filename is not None else path
+            raise BundleIOError(f"{where}: cannot read: {exc.strerror or exc}") from None
     except BundleError as exc:  # every message names the bundle
         message = str(exc)
         if message.startswith(str(path)):
@@ -1633,13 +1710,28 @@ class Bundle:
             if self.kind == "tar.gz":
                 with _open_regular(self.path) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
                     gz.seek(ref)  # decompresses up to the member: bounded by verification
-                    data = gz.read(fe.get("size", self._limits.max_total_bytes))
+                    data = gz.read(fe["size"])
             elif self.kind == "zip":
-                with _open_regular(self.path) as raw, zipfile.ZipFile(raw) as zf:
-                    data = b"".join(_zip_chunks(zf, zf.getinfo(ref)))
+                with _open_regular(self.path) as raw:
+                    _check_zip_directory(raw, self._limits)  # the file may have been swapped
+                    with zipfile.ZipFile(raw) as zf:
+                        data = _zip_read_exact(zf, zf.getinfo(ref), fe["size"])
             else:
                 data = read_in_root(self.path, ref, self._limits.max_total_bytes)
-        except (OSError, EOFError, zlib.error, KeyError, zipfile.BadZipFile, CatalogError) as exc:
+        except BundleError:
+            raise
+        except (
+            OSError,
+            EOFError,
+            zlib.error,
+            KeyError,
+            ValueError,
+            RuntimeError,
+            NotImplementedError,
+            struct.error,
+            zipfile.BadZipFile,
+            CatalogError,
+        ) as exc:
             raise BundleError(f"cannot read {show(member)} from {self.path}: {exc}") from None
         if file_digest(data) != fe["digest"]:
             raise BundleError(f"{show(member)} changed since the bundle was verified")

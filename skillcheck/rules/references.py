@@ -1007,9 +1007,13 @@ def find_mentions(text: str) -> Iterator[Hit]:
         while start >= 0:
             before = text[start - 1] if start else " "
             # _starts_path, inlined for the usual character before a path
-            if before == "/" or not (before.isalnum() or before in _NOT_BEFORE):
+            if (before == "/" and _starts_path(text, start)) or not (
+                before == "/" or before.isalnum() or before in _NOT_BEFORE
+            ):
+                # the start is checked before matching: `scripts/scripts/...` would otherwise
+                # match to the end of the run from every `scripts/` in it (quadratic)
                 match = _MENTION.match(text, start)
-                if match is not None and (before != "/" or _starts_path(text, start)):
+                if match is not None:
                     hits.append(Hit(start, match.end(), match.group(0), "mention"))
             start = text.find(folder, start + 1)
     if len(hits) > 1:
@@ -1131,13 +1135,20 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
         cleared.add(key)
         return False
 
+    examples: dict[tuple[str, int], int | None] = {}  # (file, line): first "example" in it
     for doc, segment, hit in _scan(skill, find_mentions, suspect):
         after = segment.text[hit.end : hit.end + 1]
         if after and after in _PLACEHOLDER_AFTER:
             continue
         md = parsed(skill, doc)
-        before = md.line(segment.line)[: segment.column - 1 + hit.start] if md else ""
-        if _EXAMPLE.search(before):
+        line = md.line(segment.line) if md else ""
+        key = (str(doc.path), segment.line)
+        if key not in examples:  # once per line: searching each hit's prefix is quadratic
+            found = _EXAMPLE.search(line)
+            examples[key] = None if found is None else found.start()
+        first = examples[key]
+        cut = segment.column - 1 + hit.start
+        if first is not None and first < cut and _EXAMPLE.search(line, first, cut):
             continue  # "Examples: `references/finance.md`" shows a shape, not a file
         res, path = _mention_status(tree, doc, hit.text)
         column = segment.column + hit.start
