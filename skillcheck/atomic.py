@@ -82,7 +82,10 @@ def make_temp_dir(target: Path, suffix: str = ".tmp") -> Path:
     stale ones of the same naming."""
     parent = target.parent if str(target.parent) else Path(".")
     clean_stale(parent, target.name, suffix)
-    return Path(tempfile.mkdtemp(dir=parent, prefix=temp_prefix(target.name), suffix=suffix))
+    try:
+        return Path(tempfile.mkdtemp(dir=parent, prefix=temp_prefix(target.name), suffix=suffix))
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
 
 
 def resolve_output(path: Path) -> tuple[Path, bool]:
@@ -114,11 +117,17 @@ def write_atomic_stream(
     """
     path, replace = resolve_output(Path(path))
     if not replace:
-        return _write_through(path, write)
+        try:
+            return _write_through(path, write)
+        except OSError as exc:
+            raise _naming(exc, path, None) from None
     directory = path.parent if str(path.parent) else Path(".")
     if durable:  # the cache (not durable) writes thousands of files: it prunes its own folders
         clean_stale(directory, path.name)
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise _naming(exc, path, None) from None
     try:
         with os.fdopen(fd, "w+b") as handle:
             result = write(handle)
@@ -134,11 +143,22 @@ def write_atomic_stream(
                 mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):  # best effort: the original error is what matters
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _naming(exc, path, tmp) from None
         raise
     return result
+
+
+def _naming(exc: OSError, path: Path, tmp: str | None) -> OSError:
+    """``exc`` as an error about the output ``path`` when it concerns our temporary file or
+    names no file (a failed write): the user asked for ``path``, not for ``.x.1234.tmp``.
+    An error about another file (a source that ``write`` reads) is left as it is."""
+    if tmp is not None and exc.filename not in (None, tmp):
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
 def _write_through(path: Path, write: Callable[[BinaryIO], T]) -> T:

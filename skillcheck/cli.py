@@ -85,7 +85,7 @@ def os_message(exc: OSError, path: object = None) -> str:
 def _quiet_stdout() -> None:
     """stdout is gone (a closed pipe): point it at /dev/null so the interpreter's final
     flush does not print a second error."""
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
 
@@ -98,6 +98,8 @@ def _split(values: tuple[str, ...]) -> list[str] | None:
 
 def _emit(text: str, output: Path | None) -> None:
     if output is None:
+        if sys.stdout is None:  # started with stdout closed
+            raise UsageProblem("<stdout>: cannot write: it is closed")
         try:
             sys.stdout.write(text)
             sys.stdout.flush()
@@ -118,7 +120,7 @@ def _emit(text: str, output: Path | None) -> None:
 def _use_color(no_color: bool, output: Path | None) -> bool:
     if no_color or output is not None or os.environ.get("NO_COLOR"):
         return False
-    return sys.stdout.isatty()
+    return sys.stdout is not None and sys.stdout.isatty()
 
 
 def common_skill_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -511,7 +513,7 @@ def verify(bundle, expect_digest) -> None:
     from skillcheck.bundle import verify as run_verify
     from skillcheck.report import safe
 
-    click.echo(safe(run_verify(bundle, expect_digest).summary()))
+    _emit(safe(run_verify(bundle, expect_digest).summary()) + "\n", None)
 
 
 @cli.command()

@@ -1039,9 +1039,23 @@ _HOME = re.compile(
     r"/(?:Users|home)/[^\s/`'\"<>()\[\]]+(?:/[^\s`'\"<>()\[\]]*)?|/root/[^\s`'\"<>()\[\]]*"
 )
 _FILE_URL = re.compile(r"file:///?[^\s`'\"<>()\[\]]+")
-_BACKSLASH_WORD = re.compile(r"[\w.\\-]*\\[\w.\\-]*")
+_WORD_RUN = re.compile(r"[\w.\\-]*")
 _DRIVE = re.compile(r"[A-Za-z]:(?:\\|/Users/)")
 _UNC = re.compile(r"\\\\[\w.$-]+\\[^\s`'\"<>|*?()\[\]]+")
+
+
+def _backslash_words(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each run of ``[\\w.\\\\-]`` holding a backslash, as finditer of
+    ``[\\w.\\\\-]*\\\\[\\w.\\\\-]*`` gives them, in linear time: that regex rescans a long
+    run without a backslash from each of its characters."""
+    at = 0
+    while (backslash := text.find("\\", at)) >= 0:
+        start = backslash
+        while start > at and (_word_char(text[start - 1]) or text[start - 1] in ".\\-"):
+            start -= 1
+        match = _WORD_RUN.match(text, backslash + 1)
+        at = match.end() if match else backslash + 1
+        yield start, at
 
 
 def find_local_paths(text: str) -> Iterator[Hit]:
@@ -1063,13 +1077,13 @@ def find_local_paths(text: str) -> Iterator[Hit]:
                 if start and (_word_char(text[start - 1]) or text[start - 1] == "\\"):
                     continue
                 hits.append(Hit(start, match.end(), match.group(0), "unc"))
-        for match in _BACKSLASH_WORD.finditer(text):
-            start, word = match.start(), match.group(0)
+        for start, end in _backslash_words(text):
+            word = text[start:end]
             if word.startswith("\\") or word.endswith("\\") or "\\\\" in word:
                 continue  # an escape, a UNC share or a line-ending backslash
             if start and text[start - 1] in "/~:":
                 continue  # part of a drive path or URL, reported as such
-            hits.append(Hit(start, match.end(), word, "back"))
+            hits.append(Hit(start, end, word, "back"))
     if "/Users/" in text or "/home/" in text or "/root/" in text:
         if ":/Users/" in text:
             for match in _DRIVE.finditer(text):
