@@ -295,7 +295,7 @@ def rules_command(fmt: str) -> None:
     """List every rule."""
     from skillcheck.docs import rules_json, rules_table
 
-    click.echo(rules_json() if fmt == "json" else rules_table(), nl=False)
+    _emit(rules_json() if fmt == "json" else rules_table(), None)
 
 
 @cli.command("rule")
@@ -308,7 +308,7 @@ def rule_command(code_or_slug: str) -> None:
     found = get_rule(code_or_slug)
     if found is None:
         raise UsageProblem(f"no rule {code_or_slug!r} (see `skillcheck rules`)")
-    click.echo(found.docs_markdown(), nl=False)
+    _emit(found.docs_markdown(), None)
 
 
 # --- catalog, pack, verify, unpack: built on the same lint run ---------------------------------
