@@ -131,13 +131,13 @@ def default_mtime() -> int:
     try:
         mtime = int(value)
     except ValueError:
-        raise BundleError(f"SOURCE_DATE_EPOCH={value!r} is not an integer") from None
+        raise BundleIOError(f"SOURCE_DATE_EPOCH={value!r} is not an integer") from None
     return _check_mtime(mtime)
 
 
 def _check_mtime(mtime: int) -> int:
     if not 0 <= mtime < 8**11:
-        raise BundleError(f"mtime {mtime} is outside 0..{8**11 - 1}")
+        raise BundleIOError(f"mtime {mtime} is outside 0..{8**11 - 1}")
     return mtime
 
 
@@ -147,7 +147,7 @@ def _parse_expect(expect_digest: str | None) -> str | None:
     value = expect_digest.strip().lower()
     hex_ = value.removeprefix("sha256:")
     if len(hex_) != 64 or any(c not in "0123456789abcdef" for c in hex_):
-        raise BundleError(f"expected digest {expect_digest!r} is not sha256:<64 hex digits>")
+        raise BundleIOError(f"expected digest {expect_digest!r} is not sha256:<64 hex digits>")
     return "sha256:" + hex_
 
 
@@ -391,7 +391,7 @@ def _check_outside_skills(skills: list[Skill], output: Path) -> None:
     for skill in skills:
         root = os.path.realpath(skill.root)
         if os.path.commonpath([root, target]) == root:
-            raise BundleError(
+            raise BundleIOError(
                 f"{output}: is inside skill {skill.display_root}; write the bundle elsewhere"
             )
 
@@ -412,7 +412,7 @@ def pack_bundle(
     defaults to ``default_mtime()``. The file appears atomically or not at all.
     """
     if fmt not in FORMATS:
-        raise BundleError(f"unknown bundle format {fmt!r} (choose tar.gz or zip)")
+        raise BundleIOError(f"unknown bundle format {fmt!r} (choose tar.gz or zip)")
     mtime = default_mtime() if mtime is None else _check_mtime(mtime)
     output = Path(output)
     _check_outside_skills(skills, output)
@@ -1232,7 +1232,7 @@ def parse_manifest(
     check = _fast_schema_check()
     if check is not None and not check(manifest):
         # jsonschema takes 1.0 for an integer and True for 1; the loader must not
-        raise BundleError("manifest does not match its schema: a number that is not an integer")
+        raise BundleError("manifest holds a non-integer number where an integer is required")
     names: set[str] = set()
     files = 0
     total = 0

@@ -215,7 +215,7 @@ def test_fix_leaves_a_non_utf8_skill_md_byte_for_byte(tmp_path: Path, bad: bytes
 PATHOLOGICAL: dict[str, tuple[str, Callable[[int], str]]] = {
     "unclosed-comments": ("SKILL.md", lambda n: "<!--" * (n // 4)),
     "dashes-in-comment": ("SKILL.md", lambda n: "<!--" + "-" * n),
-    "mention-line": ("SKILL.md", lambda n: "scripts/a.py " * (n // 13)),
+    "mention-line": ("SKILL.md", lambda n: "scripts/b.py " * (n // 13)),
     "mention-after-example": ("SKILL.md", lambda n: "e.g. " + "scripts/x " * (n // 10)),
     "nested-mentions": ("SKILL.md", lambda n: "scripts/" * (n // 8)),
     "word-run-then-backslash": ("SKILL.md", lambda n: "a" * n + " \\\n"),
@@ -234,12 +234,15 @@ PATHOLOGICAL: dict[str, tuple[str, Callable[[int], str]]] = {
     "list-markers": ("SKILL.md", lambda n: "- " * (n // 2) + "x\n"),
     "toc-items": ("SKILL.md", lambda n: "Contents\n\n- " + "](#a" * (n // 4) + "\n"),
     "reference-comments": ("references/r.md", lambda n: "<!--" * (n // 4)),
-    "reference-mentions": ("references/r.md", lambda n: "scripts/a.py " * (n // 13)),
+    "reference-mentions": ("references/r.md", lambda n: "scripts/b.py " * (n // 13)),
     "reference-backslash": ("references/r.md", lambda n: "a" * n + " \\\n"),
     "script-token-run": ("scripts/a.py", lambda n: "sk-ant-a01-" + "a-" * (n // 2) + "\n"),
     "script-slack": ("scripts/a.py", lambda n: "xoxb-12345678-" * (n // 14) + "\n"),
     "script-pipe-to-shell": ("scripts/a.py", lambda n: "curl " * (n // 5) + "| sh\n"),
 }
+
+
+LONG_LINES = {"mention-line", "reference-mentions"}
 
 
 def _check_time(tmp_path: Path, rel: str, text: str) -> float:
@@ -269,7 +272,9 @@ def _check_time(tmp_path: Path, rel: str, text: str) -> float:
 @pytest.mark.parametrize("case", sorted(PATHOLOGICAL))
 def test_every_rule_is_linear_on_pathological_input(tmp_path: Path, case: str) -> None:
     rel, make = PATHOLOGICAL[case]
-    n = 40_000
+    # the unclosed-comment scan took 1.5 s at 20,000 before it was made linear; the per-hit
+    # prefix search of SK507 needs longer lines to show
+    n = 60_000 if case in LONG_LINES else 20_000
     small = _check_time(tmp_path, rel, make(n))
     large = _check_time(tmp_path, rel, make(4 * n))
     # linear gives ~4x, quadratic 16x; the constant absorbs noise on fast inputs
@@ -643,6 +648,9 @@ def test_exit_codes_per_command(project: Path) -> None:
         (["unpack", "missing.zip", "d"], 2),
         (["unpack", "b.tar.gz", "full"], 2),
         (["lint", "--no-such-option"], 2),
+        (["verify", "--expect-digest", "md5:x", "b.tar.gz"], 2),
+        (["pack", "--no-cache", "skills", "-o", "skills/demo/x.tar.gz"], 2),
+        (["pack", "--no-cache", "skills", "-o", "x.tar.gz", "--mtime", "-1"], 2),
         (["rule", "SK9999"], 2),
         # content refused: 1
         (["verify", "corrupt.zip"], 1),
