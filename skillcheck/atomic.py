@@ -88,12 +88,15 @@ def make_temp_dir(target: Path, suffix: str = ".tmp") -> Path:
         raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
 
 
-def resolve_output(path: Path) -> tuple[Path, bool]:
+def resolve_output(path: Path, follow_symlinks: bool = True) -> tuple[Path, bool]:
     """Where writing ``path`` really goes, and whether it is replaced by rename (True) or
-    written through (False, a device, FIFO or socket). Symbolic links are followed; a
-    directory raises ``IsADirectoryError``."""
+    written through (False, a device, FIFO or socket). Symbolic links are followed, or
+    refused (``OSError`` ELOOP) without ``follow_symlinks``; a directory raises
+    ``IsADirectoryError``."""
     path = Path(path)
     if os.path.islink(path):
+        if not follow_symlinks:
+            raise OSError(errno.ELOOP, "is a symbolic link", str(path))
         path = Path(os.path.realpath(path))
     try:
         st = os.stat(path)
@@ -105,7 +108,12 @@ def resolve_output(path: Path) -> tuple[Path, bool]:
 
 
 def write_atomic_stream(
-    path: Path, write: Callable[[BinaryIO], T], *, mode: int | None = None, durable: bool = True
+    path: Path,
+    write: Callable[[BinaryIO], T],
+    *,
+    mode: int | None = None,
+    durable: bool = True,
+    follow_symlinks: bool = True,
 ) -> T:
     """Call ``write`` with a temporary file (opened ``w+b``, seekable), then put its content
     at ``path`` (see the module docstring); return what ``write`` returned. On any failure,
@@ -114,8 +122,10 @@ def write_atomic_stream(
     ``mode`` defaults to the existing file's mode, else what the umask gives a new file.
     ``durable=False`` skips the fsync, for files that may be lost but never half-read (the
     result cache: a file a crash empties fails to parse and is ignored).
+    ``follow_symlinks=False`` refuses a symlink at ``path`` (files skillcheck names itself,
+    in a directory someone else may have planted a link in: the cache).
     """
-    path, replace = resolve_output(Path(path))
+    path, replace = resolve_output(Path(path), follow_symlinks)
     if not replace:
         try:
             return _write_through(path, write)
@@ -173,5 +183,18 @@ def _write_through(path: Path, write: Callable[[BinaryIO], T]) -> T:
     return result
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
-    write_atomic_stream(path, lambda handle: handle.write(data), mode=mode, durable=durable)
+def write_atomic(
+    path: Path,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    durable: bool = True,
+    follow_symlinks: bool = True,
+) -> None:
+    write_atomic_stream(
+        path,
+        lambda handle: handle.write(data),
+        mode=mode,
+        durable=durable,
+        follow_symlinks=follow_symlinks,
+    )

@@ -125,6 +125,25 @@ def test_fix_through_a_symlinked_skill_md_keeps_the_link(tmp_path: Path) -> None
     assert "--- \n" not in real.read_text()
 
 
+def test_cache_writes_never_follow_a_planted_symlink(tmp_path: Path) -> None:
+    """Outputs the user names are followed through a link; files skillcheck names itself in
+    a shared folder (the cache) are not: a planted link must not redirect the write."""
+    skill = write_skill(tmp_path / "skills", "demo")
+    cache = tmp_path / "cache"
+    args = ["lint", "--cache-dir", str(cache), str(skill)]
+    assert invoke(*args).exit_code == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    entries = [p for p in cache.rglob("*.json")]
+    assert entries
+    for entry in entries:
+        entry.unlink()
+        entry.symlink_to(victim)
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nMore.\n")
+    assert invoke(*args).exit_code == 0
+    assert victim.read_text() == "precious"
+
+
 # --- 2. temporary files of a killed run do not accumulate ----------------------------------
 
 
