@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import os
 import sys
@@ -71,15 +70,14 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def os_message(exc: OSError, path: object = None) -> str:
-    """One line for an OS error: the path it concerns and the system's reason."""
-    where = path if path is not None else exc.filename
+def os_message(exc: OSError) -> str:
+    """One line for an OS error: the path it concerns (both of a rename) and the reason."""
     reason = exc.strerror or str(exc) or type(exc).__name__
-    if where is None:
-        return f"cannot write output: {reason}" if exc.errno == errno.EBADF else reason
-    if exc.filename2 is not None and path is None:
-        return f"{where} -> {exc.filename2}: {reason}"
-    return f"{where}: {reason}"
+    if exc.filename is None:
+        return reason
+    if exc.filename2 is not None:
+        return f"{exc.filename} -> {exc.filename2}: {reason}"
+    return f"{exc.filename}: {reason}"
 
 
 def _quiet_stdout() -> None:
