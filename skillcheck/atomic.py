@@ -38,6 +38,8 @@ STALE_AFTER = 60.0
 def _pid_alive(pid: int) -> bool:
     if pid <= 0:
         return False
+    if os.name == "nt":  # os.kill there terminates the process: never probe, keep the file
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -58,7 +60,10 @@ def clean_stale(directory: Path, name: str, suffix: str = ".tmp") -> None:
     now = time.time()
     for entry in entries:
         match = pattern.fullmatch(entry.name)
-        if not match or _pid_alive(int(match.group(1))):
+        try:
+            if not match or _pid_alive(int(match.group(1))):
+                continue
+        except (OverflowError, ValueError):  # a pid no process can have: not ours
             continue
         try:
             st = entry.stat(follow_symlinks=False)
@@ -77,11 +82,13 @@ def temp_prefix(name: str) -> str:
     return f".{name}.{os.getpid()}."
 
 
-def make_temp_dir(target: Path, suffix: str = ".tmp") -> Path:
+def make_temp_dir(target: Path, suffix: str = ".tmp", *, clean: bool = True) -> Path:
     """A new private directory beside ``target`` (to be renamed onto it), after removing
-    stale ones of the same naming."""
+    stale ones of the same naming unless ``clean`` is false (a directory that may hold the
+    only copy of something, such as the previous ``target`` during a swap)."""
     parent = target.parent if str(target.parent) else Path(".")
-    clean_stale(parent, target.name, suffix)
+    if clean:
+        clean_stale(parent, target.name, suffix)
     try:
         return Path(tempfile.mkdtemp(dir=parent, prefix=temp_prefix(target.name), suffix=suffix))
     except OSError as exc:

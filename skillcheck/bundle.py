@@ -466,7 +466,8 @@ def _swap_dir(tmp: Path, dest: Path) -> None:
     if not os.path.lexists(dest):
         os.rename(tmp, dest)
         return
-    old = make_temp_dir(dest, ".old")
+    # never cleaned automatically: killed between the two renames, it holds the only copy
+    old = make_temp_dir(dest, ".old", clean=False)
     try:
         os.rename(dest, old / "d")
     except BaseException:
