@@ -1,34 +1,150 @@
-"""Atomic file writes: a temporary file beside the target, fsync, then rename.
+"""Every file skillcheck writes goes through here (reports, catalogs, bundles, fixes, cache).
 
-A reader (or a crash) sees either the old file or the new one, never half of one.
+A regular file (or a new path) is written to a temporary file beside it, fsynced, then
+renamed into place: a reader or a crash sees the old file or the new one, never half of one.
+Anything else at the path is never replaced by a rename:
+
+- a symbolic link is followed: its final target gets the same treatment (the link stays);
+- a character device, FIFO or socket (``-o /dev/null``, ``-o >(gzip)``) is written through,
+  after the whole content has been produced in an anonymous temporary file, so a failure
+  part-way writes nothing to it;
+- a directory is refused (``IsADirectoryError``).
+
+Temporary files are named ``.<name>.<pid>.<random>.tmp``; one whose process is gone (a
+killed run) is removed by the next write beside it, so they cannot accumulate.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
+import shutil
+import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 T = TypeVar("T")
 
+# a temp file left by a dead process is removed once it is this old (seconds): a live writer
+# on another host sharing the directory keeps its file fresh
+STALE_AFTER = 60.0
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    if os.name == "nt":  # os.kill there terminates the process: never probe, keep the file
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, someone else's
+        return True
+    return True
+
+
+def clean_stale(directory: Path, name: str, suffix: str = ".tmp") -> None:
+    """Remove ``.<name>.<pid>.<random><suffix>`` files and directories in ``directory`` left
+    by processes that no longer run. Best effort: never raises."""
+    pattern = re.compile(re.escape(f".{name}.") + r"([0-9]+)\.[A-Za-z0-9_]+" + re.escape(suffix))
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        try:
+            if not match or _pid_alive(int(match.group(1))):
+                continue
+        except (OverflowError, ValueError):  # a pid no process can have: not ours
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if now - st.st_mtime < STALE_AFTER:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+def temp_prefix(name: str) -> str:
+    """The prefix of our temporary names for ``name``: ``.<name>.<pid>.``."""
+    return f".{name}.{os.getpid()}."
+
+
+def make_temp_dir(target: Path, suffix: str = ".tmp", *, clean: bool = True) -> Path:
+    """A new private directory beside ``target`` (to be renamed onto it), after removing
+    stale ones of the same naming unless ``clean`` is false (a directory that may hold the
+    only copy of something, such as the previous ``target`` during a swap)."""
+    parent = target.parent if str(target.parent) else Path(".")
+    if clean:
+        clean_stale(parent, target.name, suffix)
+    try:
+        return Path(tempfile.mkdtemp(dir=parent, prefix=temp_prefix(target.name), suffix=suffix))
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
+
+
+def resolve_output(path: Path, follow_symlinks: bool = True) -> tuple[Path, bool]:
+    """Where writing ``path`` really goes, and whether it is replaced by rename (True) or
+    written through (False, a device, FIFO or socket). Symbolic links are followed, or
+    refused (``OSError`` ELOOP) without ``follow_symlinks``; a directory raises
+    ``IsADirectoryError``."""
+    path = Path(path)
+    if os.path.islink(path):
+        if not follow_symlinks:
+            raise OSError(errno.ELOOP, "is a symbolic link", str(path))
+        path = Path(os.path.realpath(path))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return path, True
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    return path, stat.S_ISREG(st.st_mode)
+
 
 def write_atomic_stream(
-    path: Path, write: Callable[[BinaryIO], T], *, mode: int | None = None, durable: bool = True
+    path: Path,
+    write: Callable[[BinaryIO], T],
+    *,
+    mode: int | None = None,
+    durable: bool = True,
+    follow_symlinks: bool = True,
 ) -> T:
-    """Call ``write`` with a temporary file (opened ``w+b``) beside ``path``, then put it in
-    place; return what ``write`` returned. On any failure, or an interrupt, the temporary
-    file is removed and ``path`` is left as it was.
+    """Call ``write`` with a temporary file (opened ``w+b``, seekable), then put its content
+    at ``path`` (see the module docstring); return what ``write`` returned. On any failure,
+    or an interrupt, the temporary file is removed and ``path`` is left as it was.
 
     ``mode`` defaults to the existing file's mode, else what the umask gives a new file.
     ``durable=False`` skips the fsync, for files that may be lost but never half-read (the
     result cache: a file a crash empties fails to parse and is ignored).
+    ``follow_symlinks=False`` refuses a symlink at ``path`` (files skillcheck names itself,
+    in a directory someone else may have planted a link in: the cache).
     """
-    path = Path(path)
+    path, replace = resolve_output(Path(path), follow_symlinks)
+    if not replace:
+        try:
+            return _write_through(path, write)
+        except OSError as exc:
+            raise _naming(exc, path, None) from None
     directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    if durable:  # the cache (not durable) writes thousands of files: it prunes its own folders
+        clean_stale(directory, path.name)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise _naming(exc, path, None) from None
     try:
         with os.fdopen(fd, "w+b") as handle:
             result = write(handle)
@@ -44,12 +160,48 @@ def write_atomic_stream(
                 mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):  # best effort: the original error is what matters
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _naming(exc, path, tmp) from None
         raise
     return result
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
-    write_atomic_stream(path, lambda handle: handle.write(data), mode=mode, durable=durable)
+def _naming(exc: OSError, path: Path, tmp: str | None) -> OSError:
+    """``exc`` as an error about the output ``path`` when it concerns our temporary file or
+    names no file (a failed write): the user asked for ``path``, not for ``.x.1234.tmp``.
+    An error about another file (a source that ``write`` reads) is left as it is."""
+    if tmp is not None and exc.filename not in (None, tmp):
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
+
+
+def _write_through(path: Path, write: Callable[[BinaryIO], T]) -> T:
+    """A device or FIFO: produce everything first (``write`` may seek), then copy it in."""
+    with tempfile.TemporaryFile("w+b") as spool:
+        result = write(spool)
+        spool.flush()
+        spool.seek(0)
+        # no O_TRUNC/O_CREAT: the path is not a regular file, and must not become one
+        with open(os.open(path, os.O_WRONLY), "wb") as out:
+            shutil.copyfileobj(spool, out)
+    return result
+
+
+def write_atomic(
+    path: Path,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    durable: bool = True,
+    follow_symlinks: bool = True,
+) -> None:
+    write_atomic_stream(
+        path,
+        lambda handle: handle.write(data),
+        mode=mode,
+        durable=durable,
+        follow_symlinks=follow_symlinks,
+    )

@@ -42,7 +42,6 @@ import re
 import shutil
 import stat
 import struct
-import tempfile
 import time
 import zipfile
 import zlib
@@ -51,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from skillcheck.atomic import make_temp_dir
 from skillcheck.catalog import (
     SKILL_FILE,
     CatalogError,
@@ -116,6 +116,11 @@ class BundleError(Exception):
     """A bundle cannot be written, verified or read. The message is one line."""
 
 
+class BundleIOError(BundleError):
+    """Not the bundle's content but the file system or the call: a missing bundle or
+    directory, an unwritable or non-empty destination (the CLI exits 2, not 1)."""
+
+
 def default_mtime() -> int:
     """``SOURCE_DATE_EPOCH`` when set (reproducible-builds.org), else ``DEFAULT_MTIME``."""
     value = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
@@ -124,13 +129,13 @@ def default_mtime() -> int:
     try:
         mtime = int(value)
     except ValueError:
-        raise BundleError(f"SOURCE_DATE_EPOCH={value!r} is not an integer") from None
+        raise BundleIOError(f"SOURCE_DATE_EPOCH={value!r} is not an integer") from None
     return _check_mtime(mtime)
 
 
 def _check_mtime(mtime: int) -> int:
     if not 0 <= mtime < 8**11:
-        raise BundleError(f"mtime {mtime} is outside 0..{8**11 - 1}")
+        raise BundleIOError(f"mtime {mtime} is outside 0..{8**11 - 1}")
     return mtime
 
 
@@ -140,7 +145,7 @@ def _parse_expect(expect_digest: str | None) -> str | None:
     value = expect_digest.strip().lower()
     hex_ = value.removeprefix("sha256:")
     if len(hex_) != 64 or any(c not in "0123456789abcdef" for c in hex_):
-        raise BundleError(f"expected digest {expect_digest!r} is not sha256:<64 hex digits>")
+        raise BundleIOError(f"expected digest {expect_digest!r} is not sha256:<64 hex digits>")
     return "sha256:" + hex_
 
 
@@ -301,9 +306,9 @@ def _atomic_write(output: Path, write: Callable[[BinaryIO], None], streaming: bo
 
     parent = output.parent
     if not parent.is_dir():
-        raise BundleError(f"{parent}: directory does not exist")
+        raise BundleIOError(f"{parent}: directory does not exist")
     if output.is_dir():
-        raise BundleError(f"{output}: is a directory")
+        raise BundleIOError(f"{output}: is a directory")
 
     def write_and_hash(f: BinaryIO) -> str:
         if not streaming:  # zipfile seeks back to finish its headers: hash what it left
@@ -382,7 +387,7 @@ def _check_outside_skills(skills: list[Skill], output: Path) -> None:
     for skill in skills:
         root = os.path.realpath(skill.root)
         if os.path.commonpath([root, target]) == root:
-            raise BundleError(
+            raise BundleIOError(
                 f"{output}: is inside skill {skill.display_root}; write the bundle elsewhere"
             )
 
@@ -403,7 +408,7 @@ def pack_bundle(
     defaults to ``default_mtime()``. The file appears atomically or not at all.
     """
     if fmt not in FORMATS:
-        raise BundleError(f"unknown bundle format {fmt!r} (choose tar.gz or zip)")
+        raise BundleIOError(f"unknown bundle format {fmt!r} (choose tar.gz or zip)")
     mtime = default_mtime() if mtime is None else _check_mtime(mtime)
     output = Path(output)
     _check_outside_skills(skills, output)
@@ -457,7 +462,8 @@ def _swap_dir(tmp: Path, dest: Path) -> None:
     if not os.path.lexists(dest):
         os.rename(tmp, dest)
         return
-    old = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".old"))
+    # never cleaned automatically: killed between the two renames, it holds the only copy
+    old = make_temp_dir(dest, ".old", clean=False)
     try:
         os.rename(dest, old / "d")
     except BaseException:
@@ -751,19 +757,63 @@ def _check_zip_directory(f: IO[bytes], limits: Limits) -> None:
     f.seek(cd_offset)
     directory = f.read(cd_size)
     count = offset = 0
+    entries: list[tuple[int, bytes, bytes]] = []  # (local header offset, name, fields)
     while offset < len(directory):
         if directory[offset : offset + 4] != b"PK\x01\x02" or offset + 46 > len(directory):
             raise BundleError("corrupt zip central directory")
         name_len, extra_len, comment_len = struct.unpack(
             "<HHH", directory[offset + 28 : offset + 34]
         )
+        (local,) = struct.unpack("<I", directory[offset + 42 : offset + 46])
+        name = directory[offset + 46 : offset + 46 + name_len]
+        # flags, method, time, date, crc, compressed and uncompressed size: as in the local header
+        entries.append((local, name, directory[offset + 8 : offset + 28]))
         offset += 46 + name_len + extra_len + comment_len
         count += 1
         if count > limits.max_members + 1:
             raise BundleError(f"more than {limits.max_members} members")
     if count != total:
         raise BundleError("zip end record and central directory disagree on the entry count")
+    _check_zip_layout(f, entries, cd_offset)
     f.seek(0)
+
+
+def _check_zip_layout(f: IO[bytes], entries: list[tuple[int, bytes, bytes]], end: int) -> None:
+    """Account for every byte before the central directory: the local entries the central
+    directory lists, back to back from offset 0, each with the same name, sizes and checksum.
+    A reader that streams local headers (Java's ZipInputStream, several unzip tools) then
+    sees exactly the members that were verified: no hidden entry, no gap, no overlap."""
+    position = 0
+    for local, name, fields in sorted(entries):
+        where = show(name.decode("utf-8", "replace"))
+        if local != position:
+            what = "overlaps the previous one" if local < position else "follows unlisted bytes"
+            raise BundleError(f"zip member {where} {what} (a hidden or overlapping entry)")
+        f.seek(local)
+        header = f.read(30)
+        if len(header) < 30 or header[:4] != b"PK\x03\x04":
+            raise BundleError(f"zip member {where} has no local header where listed")
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        (flags,) = struct.unpack("<H", fields[:2])
+        descriptor = bool(flags & 0x8)
+        if header[6:10] != fields[:4] or f.read(name_len) != name:
+            raise BundleError(f"zip member {where}: local header and central directory disagree")
+        if not descriptor and header[14:26] != fields[8:20]:
+            raise BundleError(f"zip member {where}: local header and central directory disagree")
+        (size,) = struct.unpack("<I", fields[12:16])
+        position = local + 30 + name_len + extra_len + size
+        if descriptor:  # crc and sizes after the data, optionally signed
+            f.seek(position)
+            tail = f.read(16)
+            signed = tail[:4] == b"PK\x07\x08"
+            values = tail[4:16] if signed else tail[:12]
+            if values != fields[8:20]:
+                raise BundleError(
+                    f"zip member {where}: data descriptor and central directory disagree"
+                )
+            position += 16 if signed else 12
+    if position != end:
+        raise BundleError("zip archive has unlisted bytes before its central directory")
 
 
 def _zip_kind(info: zipfile.ZipInfo) -> str:
@@ -1066,6 +1116,17 @@ def _reject_constant(name: str) -> Any:
     raise BundleError(f"manifest contains {name}, which is not JSON")
 
 
+def _check_sizes(manifest: dict[str, Any]) -> None:
+    """Every file of a bundle has an integer ``size``: the loader reads exactly that much."""
+    for entry in manifest["skills"]:
+        for fe in entry["files"]:
+            size = fe.get("size")
+            if type(size) is not int:
+                where = show(f"{entry['name']}/{fe['path']}")
+                found = "no size" if size is None else f"size {json.dumps(size)}"
+                raise BundleError(f"manifest file {where} has {found}; an integer is required")
+
+
 def parse_manifest(
     data: bytes, limits: Limits = DEFAULT_LIMITS, *, rfc_paths: bool = False
 ) -> dict[str, Any]:
@@ -1092,6 +1153,11 @@ def parse_manifest(
         if len(message) > 160:
             message = message[:160] + "…"
         raise BundleError(f"manifest does not match its schema at {where}: {message}")
+    _check_sizes(manifest)
+    check = _fast_schema_check()
+    if check is not None and not check(manifest):
+        # jsonschema takes 1.0 for an integer and True for 1; the loader must not
+        raise BundleError("manifest holds a non-integer number where an integer is required")
     names: set[str] = set()
     files = 0
     total = 0
@@ -1262,6 +1328,19 @@ def _zip_chunks(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Iterator[bytes]:
         raise BundleError(f"corrupt zip member {show(info.filename)}: {exc}") from None
 
 
+def _zip_read_exact(zf: zipfile.ZipFile, info: zipfile.ZipInfo, size: int) -> bytes:
+    """A member's first ``size`` + 1 bytes at most: what the manifest says it holds, plus
+    one to tell a longer member (a bomb swapped in after verification) without reading it."""
+    try:
+        with zf.open(info) as fh:
+            data = fh.read(size + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
+        raise BundleError(f"corrupt zip member {show(info.filename)}: {exc}") from None
+    if len(data) > size:
+        raise BundleError(f"{show(info.filename)} is longer than its declared size")
+    return data
+
+
 def _zip_read(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
     data = b"".join(_zip_chunks(zf, info))
     if len(data) > limit:
@@ -1275,10 +1354,10 @@ def _open_regular(path: Path) -> IO[bytes]:
     try:
         fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        raise BundleError(f"{path}: cannot open: {exc.strerror or exc}") from None
+        raise BundleIOError(f"{path}: cannot open: {exc.strerror or exc}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise BundleError(f"{path}: not a regular file")
+        raise BundleIOError(f"{path}: not a regular file")
     return os.fdopen(fd, "rb")
 
 
@@ -1410,14 +1489,48 @@ def verify(
     """
     path = Path(path)
     expect = _parse_expect(expect_digest)
-    if path.is_dir():
-        return _verify_dir(
-            path, limits, expect, allow_unverified=allow_unverified, base_url=base_url
-        )
-    return _verify_file(path, limits, expect)
+    if not os.path.lexists(path):
+        raise BundleIOError(f"{path}: no such file or directory")
+    try:
+        try:
+            if path.is_dir():
+                return _verify_dir(
+                    path, limits, expect, allow_unverified=allow_unverified, base_url=base_url
+                )
+            return _verify_file(path, limits, expect)
+        except OSError as exc:  # the library raises only its own error type
+            where = exc.filename if exc.filename is not None else path
+            raise BundleIOError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    except BundleError as exc:  # every message names the bundle
+        message = str(exc)
+        if message.startswith(str(path)):
+            raise
+        raise type(exc)(f"{path}: {message}") from None
 
 
 # --- unpacking -----------------------------------------------------------------------------
+
+
+def _check_unpack_dest(bundle: Path, dest: Path, force: bool) -> None:
+    """Refuse a destination that cannot be replaced: not a directory, non-empty without
+    ``force``, the working directory or one of its parents, or one holding the bundle."""
+    if not os.path.lexists(dest):
+        return
+    if dest.is_symlink() or not dest.is_dir():
+        raise BundleIOError(f"{dest}: exists and is not a directory")
+    if not any(os.scandir(dest)):
+        return
+    if not force:
+        raise BundleIOError(f"{dest}: is not empty (use --force to replace it)")
+    real = os.path.realpath(dest)
+    inside = [(bundle, "holds the bundle"), (Path.cwd(), "holds the working directory")]
+    for path, why in inside:
+        try:
+            other = os.path.realpath(path)
+            if os.path.commonpath([real, other]) == real:
+                raise BundleIOError(f"{dest}: {why}; refusing to replace it")
+        except ValueError:  # different drives
+            continue
 
 
 def unpack(
@@ -1438,17 +1551,13 @@ def unpack(
     """
     path, dest = Path(path), Path(dest)
     if path.is_dir():
-        raise BundleError(f"{path}: is a directory; unpack takes a bundle file")
+        raise BundleIOError(f"{path}: is a directory; unpack takes a bundle file")
     result = verify(path, expect_digest, limits=limits)  # nothing is written for a bad bundle
-    if os.path.lexists(dest):
-        if dest.is_symlink() or not dest.is_dir():
-            raise BundleError(f"{dest}: exists and is not a directory")
-        if any(os.scandir(dest)) and not force:
-            raise BundleError(f"{dest}: is not empty (use --force to replace it)")
-    parent = dest.absolute().parent
+    _check_unpack_dest(path, dest, force)
+    parent = Path(os.path.abspath(dest)).parent
     if not parent.is_dir():
-        raise BundleError(f"{parent}: directory does not exist")
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{dest.name}.", suffix=".unpack"))
+        raise BundleIOError(f"{parent}: directory does not exist")
+    tmp = make_temp_dir(Path(os.path.abspath(dest)), ".unpack")
     try:
         # the second pass pins the digest the first one saw: a bundle swapped in between fails
         _verify_file(path, limits, result.digest, _Sink(tmp))
@@ -1528,17 +1637,32 @@ class Bundle:
             if self.kind == "tar.gz":
                 with _open_regular(self.path) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
                     gz.seek(ref)  # decompresses up to the member: bounded by verification
-                    data = gz.read(fe.get("size", self._limits.max_total_bytes))
+                    data = gz.read(fe["size"])
             elif self.kind.startswith("well-known"):
                 from skillcheck.wellknown import read_member
 
                 data = read_member(ref, self._limits)
             elif self.kind == "zip":
-                with _open_regular(self.path) as raw, zipfile.ZipFile(raw) as zf:
-                    data = b"".join(_zip_chunks(zf, zf.getinfo(ref)))
+                with _open_regular(self.path) as raw:
+                    _check_zip_directory(raw, self._limits)  # the file may have been swapped
+                    with zipfile.ZipFile(raw) as zf:
+                        data = _zip_read_exact(zf, zf.getinfo(ref), fe["size"])
             else:
                 data = read_in_root(self.path, ref, self._limits.max_total_bytes)
-        except (OSError, EOFError, zlib.error, KeyError, zipfile.BadZipFile, CatalogError) as exc:
+        except BundleError:
+            raise
+        except (
+            OSError,
+            EOFError,
+            zlib.error,
+            KeyError,
+            ValueError,
+            RuntimeError,
+            NotImplementedError,
+            struct.error,
+            zipfile.BadZipFile,
+            CatalogError,
+        ) as exc:
             raise BundleError(f"cannot read {show(member)} from {self.path}: {exc}") from None
         if file_digest(data) != fe["digest"]:
             raise BundleError(f"{show(member)} changed since the bundle was verified")

@@ -348,7 +348,8 @@ class ResultCache:
         try:
             self._prepare()
             data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-            write_atomic(Path(path), data, mode=0o644, durable=False)
+            # a link planted in the cache folder must not redirect the write elsewhere
+            write_atomic(Path(path), data, mode=0o644, durable=False, follow_symlinks=False)
         except (OSError, ValueError):
             self.writable = False
 

@@ -697,22 +697,31 @@ def dumps_manifest(manifest: dict[str, Any]) -> bytes:
 # --- renderings ----------------------------------------------------------------------------
 
 
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _no_controls(text: str) -> str:
+    return _CONTROLS.sub("\ufffd", text)
+
+
 def render_xml_entries(entries: Iterable[tuple[str, str, str]]) -> str:
     """The ``<available_skills>`` block for ``(name, description, location)`` triples,
     line for line as skills-ref's ``to_prompt`` writes it (name and description escaped
-    with ``html.escape``, the location not; no trailing newline)."""
+    with ``html.escape``, the location not; no trailing newline). One departure: control
+    characters other than tab and line breaks (a terminal escape, invalid in XML anyway)
+    become U+FFFD."""
     lines = ["<available_skills>"]
     for name, description, location in entries:
         lines += [
             "<skill>",
             "<name>",
-            html.escape(name),
+            _no_controls(html.escape(name)),
             "</name>",
             "<description>",
-            html.escape(description),
+            _no_controls(html.escape(description)),
             "</description>",
             "<location>",
-            location,
+            _no_controls(location),
             "</location>",
             "</skill>",
         ]

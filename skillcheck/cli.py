@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -48,7 +49,12 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             _fail(str(exc))
         except BrokenPipeError:
+            _quiet_stdout()
             sys.exit(EXIT_ERROR)
+        except OSError as exc:  # a full disk, a read-only directory, a closed stdout ...
+            if os.environ.get("SKILLCHECK_DEBUG") == "1":
+                raise
+            _fail(os_message(exc))
         except Exception as exc:
             if os.environ.get("SKILLCHECK_DEBUG") == "1":
                 raise
@@ -64,6 +70,24 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def os_message(exc: OSError) -> str:
+    """One line for an OS error: the path it concerns (both of a rename) and the reason."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is None:
+        return reason
+    if exc.filename2 is not None:
+        return f"{exc.filename} -> {exc.filename2}: {reason}"
+    return f"{exc.filename}: {reason}"
+
+
+def _quiet_stdout() -> None:
+    """stdout is gone (a closed pipe): point it at /dev/null so the interpreter's final
+    flush does not print a second error."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def _split(values: tuple[str, ...]) -> list[str] | None:
     if not values:
         return None
@@ -72,8 +96,16 @@ def _split(values: tuple[str, ...]) -> list[str] | None:
 
 def _emit(text: str, output: Path | None) -> None:
     if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        if sys.stdout is None:  # started with stdout closed
+            raise UsageProblem("<stdout>: cannot write: it is closed")
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:  # closed (ValueError) or failing stdout
+            reason = exc.strerror if isinstance(exc, OSError) else "it is closed"
+            raise UsageProblem(f"<stdout>: cannot write: {reason or exc}") from None
         return
     from skillcheck.atomic import write_atomic
 
@@ -90,7 +122,7 @@ def _use_color(no_color: bool, output: Path | None) -> bool:
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    return sys.stdout.isatty()
+    return sys.stdout is not None and sys.stdout.isatty()
 
 
 def common_skill_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -336,7 +368,7 @@ def rules_command(fmt: str) -> None:
     """List every rule."""
     from skillcheck.docs import rules_json, rules_table
 
-    click.echo(rules_json() if fmt == "json" else rules_table(), nl=False)
+    _emit(rules_json() if fmt == "json" else rules_table(), None)
 
 
 @cli.command("rule")
@@ -349,7 +381,7 @@ def rule_command(code_or_slug: str) -> None:
     found = get_rule(code_or_slug)
     if found is None:
         raise UsageProblem(f"no rule {code_or_slug!r} (see `skillcheck rules`)")
-    click.echo(found.docs_markdown(), nl=False)
+    _emit(found.docs_markdown(), None)
 
 
 # --- catalog, pack, verify, unpack: built on the same lint run ---------------------------------
@@ -465,11 +497,13 @@ def _bundle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from skillcheck.bundle import BundleError
+        from skillcheck.bundle import BundleError, BundleIOError
         from skillcheck.catalog import CatalogError
 
         try:
             return func(*args, **kwargs)
+        except BundleIOError as exc:  # the file system or the call, not the content: exit 2
+            _fail(str(exc))
         except (BundleError, CatalogError) as exc:
             from skillcheck.report import safe  # a file name may hold terminal escapes
 
@@ -599,7 +633,10 @@ def pack(
         where = output
     if not quiet:
         tail = f" ({digest})" if digest else ""
-        click.echo(f"Packed {count} skill{'s' * (count != 1)} into {where}{tail}", err=True)
+        from skillcheck.report import safe
+
+        plural = "s" * (count != 1)
+        click.echo(f"Packed {count} skill{plural} into {safe(str(where))}{tail}", err=True)
 
 
 @cli.command()
@@ -621,7 +658,7 @@ def verify(bundle, expect_digest, allow_unverified, base_url) -> None:
     result = run_verify(bundle, expect_digest, allow_unverified=allow_unverified, base_url=base_url)
     for warning in result.warnings:
         click.echo(f"skillcheck: warning: {safe(warning)}", err=True)
-    click.echo(safe(result.summary()))
+    _emit(safe(result.summary()) + "\n", None)
 
 
 @cli.command()
@@ -636,7 +673,9 @@ def unpack(bundle, dest, expect_digest, force) -> None:
     from skillcheck.bundle import unpack as run_unpack
 
     run_unpack(bundle, dest, expect_digest=expect_digest, force=force)
-    click.echo(f"Unpacked {bundle} into {dest}", err=True)
+    from skillcheck.report import safe
+
+    click.echo(safe(f"Unpacked {bundle} into {dest}"), err=True)
 
 
 @cli.command()

@@ -7,6 +7,8 @@ configures skillcheck wins, like ruff). ``--config FILE`` overrides, ``--isolate
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,10 +34,33 @@ class Config:
         return self.values.get(key, default)
 
 
+MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a configuration file larger than this is refused
+
+
+def _check_config_file(path: Path) -> None:
+    """An explicit --config must be a regular file: say what it is instead (a FIFO or a
+    device would block or never end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise ConfigError(f"{path}: is a directory, not a configuration file")
+    if not stat.S_ISREG(mode):
+        raise ConfigError(f"{path}: is not a regular file (a device, FIFO or socket)")
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as handle:
-            return tomllib.load(handle)
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except OSError as exc:
@@ -76,8 +101,8 @@ def load_config(
         path = find_config(cwd or Path.cwd())
         if path is None:
             return Config()
-    elif not path.is_file():
-        raise ConfigError(f"{path}: no such configuration file")
+    else:
+        _check_config_file(path)
     section = _section(path, _read_toml(path))
     if section is None:
         raise ConfigError(f"{path}: no [tool.skillcheck] table")

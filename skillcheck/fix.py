@@ -589,14 +589,22 @@ def _relint(skill: Skill, settings: Any) -> list[Diagnostic]:
     return diagnostics
 
 
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def plan_fixes(result: Any, settings: Any) -> list[FilePlan]:
     """Compute, in memory, what ``--fix`` does to each SKILL.md of a lint result (one run
     with ``keep=True``: the loaded skills are edited)."""
     plans: list[FilePlan] = []
     for skill in result.loaded:
         doc = skill.doc
-        if doc is None or skill.skill_md is None or doc.truncated:
-            continue
+        if doc is None or skill.skill_md is None or doc.truncated or not _is_utf8(doc.raw):
+            continue  # a file that is not UTF-8 text is never modified, by any fix
         pending = _fixes_for(result.for_skill(skill), skill.skill_md)
         if not pending:
             continue
@@ -636,6 +644,9 @@ def write_plans(plans: Iterable[FilePlan]) -> list[tuple[Path, str]]:
             current, _size = read_regular(target, len(plan.original) + 1)
         except OSError as exc:
             failures.append((plan.path, f"cannot be read again: {exc.strerror or exc}"))
+            continue
+        if not _is_utf8(plan.original) or not _is_utf8(plan.fixed):
+            failures.append((plan.path, "is not valid UTF-8 text; not modified"))
             continue
         if current != plan.original:
             failures.append((plan.path, "changed on disk while skillcheck ran; run --fix again"))

@@ -19,7 +19,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import shutil
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
+from skillcheck.atomic import make_temp_dir
 from skillcheck.bundle import (
     DEFAULT_LIMITS,
     INSTALLED_NAME,
@@ -214,7 +214,7 @@ class InstallReport:
 
 def _write_skill(artifact: Artifact, target: Path) -> None:
     """``target`` gets the artifact's files, all at once or not at all."""
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".install"))
+    tmp = make_temp_dir(target, ".install")
     try:
         for path, (data, executable) in artifact.files.items():
             _write_new_file(tmp, path, data, executable)

@@ -366,7 +366,9 @@ def _add_walk_problems(found: Discovery, skills: list[SkillSummary]) -> None:
                 continue
             seen.add(path)
             if "not checked" in reason:  # a bound of the walk (depth, entry count)
-                found.problems.append(Problem(path, reason, warning=True))
+                # an error: a skill that was only partly checked must not pass (a secret or
+                # an escaping link past the bound would go unseen)
+                found.problems.append(Problem(path, f"{reason}; the skill cannot pass"))
             else:
                 found.problems.append(
                     Problem(path, f"cannot be read ({reason}); files in it were not checked")

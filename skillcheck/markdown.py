@@ -608,7 +608,19 @@ def _locate(core: str, real: str) -> int:
 
 # --- extraction -------------------------------------------------------------------------------
 
-_COMMENT_RE = re.compile(r"<!--(.*?)-->", re.DOTALL)
+
+def _comment_spans(source: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each ``<!-- ... -->``, as ``<!--(.*?)-->`` finds them but linear:
+    the regex rescans to the end from every unclosed ``<!--`` (quadratic)."""
+    at = 0
+    while (start := source.find("<!--", at)) >= 0:
+        close = source.find("-->", start + 4)
+        if close < 0:
+            return  # no later ``<!--`` can be closed either
+        at = close + 3
+        yield start, at
+
+
 ATTR_LINK_RE = re.compile(
     r"<(?:a|img|source|video|audio)\b[^>]*?\s(?:href|src)\s*=\s*"
     r"(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)'|(?P<bare>[^\s>\"']+))",
@@ -784,10 +796,14 @@ def _segments(
 def _html(source: str, base: int, mapper: _Mapper, result: Markdown) -> None:
     """Comments, links and ids in raw HTML; ``base`` is its offset in the mapper's text."""
     if "<!--" in source:
-        for match in _COMMENT_RE.finditer(source):
-            span = Span(mapper.pos(base + match.start()), mapper.pos(base + match.end()))
-            result.comments.append(Comment(match.group(1), span))
-        source = _COMMENT_RE.sub(lambda m: " " * len(m.group(0)), source)
+        blanked = []
+        done = 0
+        for start, end in _comment_spans(source):
+            span = Span(mapper.pos(base + start), mapper.pos(base + end))
+            result.comments.append(Comment(source[start + 4 : end - 3], span))
+            blanked += [source[done:start], " " * (end - start)]
+            done = end
+        source = "".join(blanked) + source[done:]
     if "=" not in source:
         return
     import html  # raw HTML with attributes is rare in skills: not on the start-up path

@@ -286,6 +286,13 @@ class _Composer:
                     raise yaml.composer.ComposerError(
                         None, None, f"found undefined alias {event.anchor!r}", event.start_mark
                     )
+                if any(target is open_node for open_node, _ in stack):
+                    # the node would contain itself: every walk of the tree (expansion, rules)
+                    # would never end
+                    raise _TooComplex(
+                        f"the alias *{event.anchor} refers to a collection that contains it"
+                        " (a recursive structure)"
+                    )
                 node = Node("alias", self.span(event), None, tag=target.tag, target=target)
                 self.issues.append(YamlIssue("alias", node.span, f"*{event.anchor}"))
             elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):

@@ -26,7 +26,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import urllib.parse
 import zipfile
 from collections.abc import Callable, Iterator
@@ -34,11 +33,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from skillcheck.atomic import make_temp_dir
 from skillcheck.bundle import (
     DEFAULT_LIMITS,
     INDEX_NAME,
     MANIFEST_NAME,
     BundleError,
+    BundleIOError,
     Limits,
     VerifyResult,
     _check_mtime,
@@ -158,14 +159,14 @@ def publish(
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise BundleError(f"{parent}: cannot create: {exc.strerror or exc}") from None
+        raise BundleIOError(f"{parent}: cannot create: {exc.strerror or exc}") from None
     if os.path.lexists(out_dir) and (out_dir.is_symlink() or not _is_ours(out_dir)):
-        raise BundleError(
+        raise BundleIOError(
             f"{out_dir}: exists and is not a skillcheck output directory; refusing to replace it"
         )
     manifest_bytes = dumps_manifest(manifest)
     parse_manifest(manifest_bytes, rfc_paths=True)  # never publish what verify would refuse
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
+    tmp = make_temp_dir(out_dir.absolute())
     try:
         entries = []
         for packed in plan:

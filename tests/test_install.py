@@ -328,7 +328,7 @@ def test_publishing_again_replaces_our_directory_only(tmp_path: Path) -> None:
     foreign.mkdir()
     (foreign / "precious.txt").write_text("x")
     result = invoke("pack", str(tmp_path / "skills"), "--well-known", str(foreign), "--isolated")
-    assert result.exit_code == 1 and "refusing to replace it" in result.stderr
+    assert result.exit_code == 2 and "refusing to replace it" in result.stderr
     assert os.listdir(foreign) == ["precious.txt"]
 
 

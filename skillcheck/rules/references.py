@@ -1007,9 +1007,13 @@ def find_mentions(text: str) -> Iterator[Hit]:
         while start >= 0:
             before = text[start - 1] if start else " "
             # _starts_path, inlined for the usual character before a path
-            if before == "/" or not (before.isalnum() or before in _NOT_BEFORE):
+            if (before == "/" and _starts_path(text, start)) or not (
+                before == "/" or before.isalnum() or before in _NOT_BEFORE
+            ):
+                # the start is checked before matching: `scripts/scripts/...` would otherwise
+                # match to the end of the run from every `scripts/` in it (quadratic)
                 match = _MENTION.match(text, start)
-                if match is not None and (before != "/" or _starts_path(text, start)):
+                if match is not None:
                     hits.append(Hit(start, match.end(), match.group(0), "mention"))
             start = text.find(folder, start + 1)
     if len(hits) > 1:
@@ -1035,9 +1039,23 @@ _HOME = re.compile(
     r"/(?:Users|home)/[^\s/`'\"<>()\[\]]+(?:/[^\s`'\"<>()\[\]]*)?|/root/[^\s`'\"<>()\[\]]*"
 )
 _FILE_URL = re.compile(r"file:///?[^\s`'\"<>()\[\]]+")
-_BACKSLASH_WORD = re.compile(r"[\w.\\-]*\\[\w.\\-]*")
+_WORD_RUN = re.compile(r"[\w.\\-]*")
 _DRIVE = re.compile(r"[A-Za-z]:(?:\\|/Users/)")
 _UNC = re.compile(r"\\\\[\w.$-]+\\[^\s`'\"<>|*?()\[\]]+")
+
+
+def _backslash_words(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each run of ``[\\w.\\\\-]`` holding a backslash, as finditer of
+    ``[\\w.\\\\-]*\\\\[\\w.\\\\-]*`` gives them, in linear time: that regex rescans a long
+    run without a backslash from each of its characters."""
+    at = 0
+    while (backslash := text.find("\\", at)) >= 0:
+        start = backslash
+        while start > at and (_word_char(text[start - 1]) or text[start - 1] in ".\\-"):
+            start -= 1
+        match = _WORD_RUN.match(text, backslash + 1)
+        at = match.end() if match else backslash + 1
+        yield start, at
 
 
 def find_local_paths(text: str) -> Iterator[Hit]:
@@ -1059,13 +1077,13 @@ def find_local_paths(text: str) -> Iterator[Hit]:
                 if start and (_word_char(text[start - 1]) or text[start - 1] == "\\"):
                     continue
                 hits.append(Hit(start, match.end(), match.group(0), "unc"))
-        for match in _BACKSLASH_WORD.finditer(text):
-            start, word = match.start(), match.group(0)
+        for start, end in _backslash_words(text):
+            word = text[start:end]
             if word.startswith("\\") or word.endswith("\\") or "\\\\" in word:
                 continue  # an escape, a UNC share or a line-ending backslash
             if start and text[start - 1] in "/~:":
                 continue  # part of a drive path or URL, reported as such
-            hits.append(Hit(start, match.end(), word, "back"))
+            hits.append(Hit(start, end, word, "back"))
     if "/Users/" in text or "/home/" in text or "/root/" in text:
         if ":/Users/" in text:
             for match in _DRIVE.finditer(text):
@@ -1131,13 +1149,20 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
         cleared.add(key)
         return False
 
+    examples: dict[tuple[str, int], int | None] = {}  # (file, line): first "example" in it
     for doc, segment, hit in _scan(skill, find_mentions, suspect):
         after = segment.text[hit.end : hit.end + 1]
         if after and after in _PLACEHOLDER_AFTER:
             continue
         md = parsed(skill, doc)
-        before = md.line(segment.line)[: segment.column - 1 + hit.start] if md else ""
-        if _EXAMPLE.search(before):
+        line = md.line(segment.line) if md else ""
+        key = (str(doc.path), segment.line)
+        if key not in examples:  # once per line: searching each hit's prefix is quadratic
+            found = _EXAMPLE.search(line)
+            examples[key] = None if found is None else found.start()
+        first = examples[key]
+        cut = segment.column - 1 + hit.start
+        if first is not None and first < cut and _EXAMPLE.search(line, first, cut):
             continue  # "Examples: `references/finance.md`" shows a shape, not a file
         res, path = _mention_status(tree, doc, hit.text)
         column = segment.column + hit.start
