@@ -33,6 +33,26 @@ def fold(name: str) -> str:
     return unicodedata.normalize("NFC", name).casefold()
 
 
+# Top-level folders of macOS, Linux and Windows-on-Unix file systems: an absolute path that
+# starts with one of them names a place on a machine. Any other ``/docs/oauth`` is a
+# site-relative link copied from a web page (or a slash command), not a file of this machine.
+MACHINE_ROOTS = frozenset(
+    {
+        "Users", "home", "root", "etc", "tmp", "var", "opt", "usr", "private", "Volumes",
+        "Library", "System", "Applications", "mnt", "media", "srv", "bin", "sbin", "lib",
+        "lib64", "dev", "proc", "sys", "run", "nix", "snap", "workspace", "workspaces",
+        "data", "app",
+    }
+)  # fmt: skip
+
+
+def machine_path(path: str) -> bool:
+    """Whether an absolute POSIX path names a place on a machine (``/Users/…``, ``/etc/x``)
+    rather than a page of a web site (``/docs/oauth``)."""
+    first = path.lstrip("/").split("/", 1)[0]
+    return first in MACHINE_ROOTS or first.lower() in MACHINE_ROOTS
+
+
 def has_scheme(dest: str) -> bool:
     """``https:``, ``mailto:``, ``data:`` ...; a drive letter (``C:``) is not a scheme."""
     return bool(_SCHEME.match(dest)) and not _DRIVE.match(dest)
@@ -114,6 +134,8 @@ class Tree:
 
     def resolve(self, path: str, base: str = "") -> Resolution:
         """Resolve ``path`` (POSIX, already unescaped) written in directory ``base``."""
+        if path.startswith("/") and not machine_path(path):
+            return Resolution("outside", reason="site")
         if path.startswith("/") or _DRIVE.match(path) or path.startswith("\\\\"):
             return Resolution("outside", reason="absolute")
         if path == "~" or path.startswith("~/"):

@@ -32,7 +32,15 @@ from skillcheck.model import (
     SkillFile,
     Span,
 )
-from skillcheck.paths import Resolution, Tree, describe_difference, has_scheme, show, tree_of
+from skillcheck.paths import (
+    Resolution,
+    Tree,
+    describe_difference,
+    has_scheme,
+    machine_path,
+    show,
+    tree_of,
+)
 from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
 from skillcheck.targets import every
 
@@ -136,9 +144,16 @@ def _use(tree: Tree, doc: Doc, dest: str, link: Link | None) -> LinkUse | None:
     frag = unquote(fragment) if hash_ else None
     if not path:
         return LinkUse(doc, link, dest, "", frag, None)
+    if _SLASH_COMMAND.match(path) and not machine_path(path):
+        return None  # `/commit`, `/plugin:skill`: a command the agent runs, not a file
     backslash = "\\" in path
     res = tree.resolve(path.replace("\\", "/") if backslash else path, doc.base)
     return LinkUse(doc, link, dest, path, frag, res, backslash)
+
+
+# ``/commit``, ``/review-pr``, ``/plugin:skill``: one segment, no extension (``/README.md`` and
+# ``/docs/oauth`` are site-relative links, SK512's)
+_SLASH_COMMAND = re.compile(r"/[A-Za-z][\w-]*(?::[\w.-]+)*\Z")
 
 
 # Possible link destinations, found by regular expressions over the raw text: a superset of
@@ -481,10 +496,15 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
     Severity.ERROR,
     "A link resolves outside the skill directory.",
     what="""
-        Reports relative links that climb out of the skill with `../`, absolute paths
-        (`/Users/alice/notes.md`, `/docs/x.md`, `C:\\docs\\x.md`, `~/x.md`, `file:` URLs), and
-        links that leave the skill through a symlink on the way (`shared/x.md` where `shared`
-        links to `../../common`). The check is lexical: nothing outside the skill is looked at.
+        Reports relative links that climb out of the skill with `../`, absolute paths into a
+        machine (`/Users/alice/notes.md`, `/home/bob/x.md`, `/etc/hosts`, `C:\\docs\\x.md`,
+        `~/x.md`, `file:` URLs), and links that leave the skill through a symlink on the way
+        (`shared/x.md` where `shared` links to `../../common`). The check is lexical: nothing
+        outside the skill is looked at. An absolute path is a machine path when its first
+        folder is one of a machine's top-level folders (`Users`, `home`, `root`, `etc`, `tmp`,
+        `var`, `opt`, `usr`, `Volumes`, `mnt` ...). Any other one (`/docs/oauth`) is a link
+        copied from a web site, which SK512 reports as a warning, and a single word with no
+        extension (`/commit`, `/plugin:skill`) is a slash command, not a path.
     """,
     why="""
         A skill is installed, uploaded and packaged as its own directory: claude.ai and the
@@ -502,7 +522,7 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
 def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for use in checked_uses(skill):
         res = use.res
-        if res is None or res.status != "outside":
+        if res is None or res.status != "outside" or res.reason == "site":
             continue
         what = _what(use.link)
         shown = show(use.path)
@@ -526,6 +546,47 @@ def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
             use,
             message + "; installed and packaged copies of the skill do not contain it: copy the"
             " file into the skill (e.g. references/) and link it relatively",
+        )
+
+
+# --- SK512 ------------------------------------------------------------------------------------
+
+
+@rule(
+    "SK512",
+    "site-relative-link",
+    Severity.WARNING,
+    "A link is a site-relative web path (`/docs/x`), which names no file of the skill.",
+    what="""
+        Reports links whose destination starts with `/` but whose first folder is not a
+        machine's top-level folder (`/docs/oauth`, `/api/reference.md`): the shape of links in
+        text copied from a web site, where they are relative to the site. Machine paths
+        (`/Users/...`, `/home/...`, `/etc/...`) are SK502's; a single word with no extension
+        (`/commit`, `/plugin:skill`) is a slash command and is not reported.
+    """,
+    why="""
+        Outside the site it came from, `/docs/oauth` names nothing: the agent that follows it
+        reads a file at the root of its machine, and a rendered page links to the wrong host.
+        The skill still loads and works, so this is a warning: make it an absolute URL.
+    """,
+    bad="""
+        See [the OAuth scopes](/docs/oauth#scopes).
+    """,
+    good="""
+        See [the OAuth scopes](https://example.com/docs/oauth#scopes).
+    """,
+)
+def site_relative_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    for use in checked_uses(skill):
+        res = use.res
+        if res is None or res.status != "outside" or res.reason != "site":
+            continue
+        yield Finding(
+            f"{_what(use.link)} {show(use.path)} is relative to a web site, not a file of the"
+            " skill; write the absolute URL (https://…), or link a copy inside the skill"
+            " relatively",
+            span=use.span,
+            path=use.doc.path,
         )
 
 
