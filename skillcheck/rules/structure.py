@@ -28,12 +28,17 @@ from skillcheck.targets import SPEC_FIELDS, TARGETS, every, impact, titles, wher
     what="""
         Reports directories the search for skills, or the listing of a skill's files, could
         not read (permissions, a directory that vanished during the run), dangling or looping
-        symlinks given as PATH, and trees deeper or larger than the search bounds (as a
-        warning).
+        symlinks given as PATH, a directory PATH under which no skill is found, and trees
+        deeper or larger than the search bounds (as a warning). A file PATH that belongs to no
+        skill (pre-commit passes every changed file) is ignored, not reported.
     """,
     why="""
         A directory skillcheck cannot read may hold skills that were never checked; a green run
         would then be a false pass. Runtimes that can read it will load those skills unchecked.
+        A directory PATH with no skill in it is a wrong path (a CI job pointed at the wrong
+        folder, a skill whose `SKILL.md` was renamed): `skills-ref validate` fails it too. It
+        is a finding (exit 1), not a usage error (exit 2), so the other PATHs of the run are
+        still checked and reported in every output format.
     """,
     bad="""
         $ chmod 000 skills/private
