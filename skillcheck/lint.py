@@ -321,6 +321,7 @@ def lint(paths: list[Path], settings: Settings, *, keep: bool = False) -> LintRe
     ignored = _per_path_filter(settings)
     if ignored is not None:
         diagnostics = [d for d in diagnostics if not ignored(d)]
+    diagnostics = _unique(diagnostics)
     diagnostics.sort(key=Diagnostic.sort_key)
     outcomes: dict[Path, dict[str, Outcome]] = {}
     for skill in skills:
@@ -340,6 +341,27 @@ def lint(paths: list[Path], settings: Settings, *, keep: bool = False) -> LintRe
         loaded=checked.loaded,
         how=checked.how,
     )
+
+
+def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One diagnostic per finding: a file of a nested skill is also in its container's walk,
+    and a rule that scans every file of both reports it twice. The innermost skill keeps it
+    (its root is the longest, and it is the one the file belongs to)."""
+    best: dict[tuple, Diagnostic] = {}
+    for diag in diagnostics:
+        key = (diag.code, diag.path, diag.line, diag.column, diag.end_line, diag.end_column)
+        key += (diag.message,)
+        seen = best.get(key)
+        if seen is None or _depth(diag.skill) > _depth(seen.skill):
+            best[key] = diag
+    if len(best) == len(diagnostics):
+        return diagnostics
+    kept = {id(diag) for diag in best.values()}
+    return [diag for diag in diagnostics if id(diag) in kept]
+
+
+def _depth(root: Path | None) -> int:
+    return len(root.parts) if root is not None else -1
 
 
 def _add_walk_problems(found: Discovery, skills: list[SkillSummary]) -> None:

@@ -1164,7 +1164,8 @@ def find_local_paths(text: str) -> Iterator[Hit]:
         Markdown files, a path relative to that file is accepted too). Fenced code blocks,
         globs (`scripts/*.py`), placeholders (`assets/<name>.png`), paths written after
         "example" or "e.g." on their line (`**Examples**: references/finance.md`) and link
-        destinations (SK501 checks those) are not checked.
+        destinations (SK501 checks those) are not checked, nor a link's text that repeats a
+        destination SK501–SK503 report on that line (`[scripts/x.py](scripts/x.py)`).
     """,
     why="""
         Instructions such as "run `python scripts/extract.py`" are what the agent executes.
@@ -1192,10 +1193,15 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
         cleared.add(key)
         return False
 
+    linked: set[tuple[str, int, str]] | None = None
     for doc, segment, hit in _scan(skill, find_mentions, suspect):
         after = segment.text[hit.end : hit.end + 1]
         if after and after in _PLACEHOLDER_AFTER:
             continue
+        if linked is None:
+            linked = _reported_links(skill)
+        if (doc.rel, segment.line, posixpath.normpath(hit.text)) in linked:
+            continue  # `[scripts/x.py](scripts/x.py)`: SK501/SK502/SK503 report the link
         md = parsed(skill, doc)
         before = md.line(segment.line)[: segment.column - 1 + hit.start] if md else ""
         if _EXAMPLE.search(before):
@@ -1228,6 +1234,20 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 span=span,
                 path=doc.path,
             )
+
+
+def _reported_links(skill: Skill) -> set[tuple[str, int, str]]:
+    """(file, line, path) of the links SK501–SK503 report: the same path written as the
+    link's text on that line is not reported again by SK507."""
+    out: set[tuple[str, int, str]] = set()
+    for use in checked_uses(skill):
+        res = use.res
+        if res is None or use.link is None or not use.path:
+            continue
+        if use.backslash or res.status in ("missing", "outside", "loop") or res.case:
+            path = posixpath.normpath(use.path.replace("\\", "/"))
+            out.add((use.doc.rel, use.link.span.start.line, path))
+    return out
 
 
 _PLACEHOLDER_AFTER = set("<{[*$?")
