@@ -330,8 +330,11 @@ def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) ->
     cache = checked.cache
     if cache is None or any(digest is None for digest in checked.inputs):
         return check_collection(checked.summaries, rules, ctx)
+    from skillcheck.rules.collection import load_group
+
+    # the groups come from the folders around each skill (a plugin.json), not its files
     inputs = [
-        (str(s.root), s.display_root, digest)
+        (str(s.root), s.display_root, digest, load_group(s.root))
         for s, digest in zip(checked.summaries, checked.inputs, strict=True)
     ]
     key = cache.collection_key(inputs, checked.figures)
