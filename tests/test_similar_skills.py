@@ -98,7 +98,7 @@ def test_the_same_kind_of_skill_for_another_product_is_not_a_near_duplicate(
     desc("aws-review", "Performs an AWS Well-Architected review of the workload and its IaC.")
     desc("azure-review", "Performs an Azure Well-Architected review of the workload and its IaC.")
     desc("sdk-ios", "Zoom Video SDK for iOS native apps. Use when building custom video sessions.")
-    desc("sdk-android", "Zoom Video SDK for Android native apps. Use when building custom video sessions.")
+    desc("sdk-android", "Zoom Video SDK for Android native apps. Use when building video sessions.")
     desc("sdk-copy", "Zoom Video SDK for iOS native apps. Use when building video sessions.")
     _code, report = lint_json("--isolated", "--select", "SK802", ".", cwd=tmp_path)
     # only the copy that names nothing new is reported
