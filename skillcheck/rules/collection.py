@@ -7,39 +7,18 @@ result cache, and a collection rule must see every skill however it was checked.
 
 from __future__ import annotations
 
-import functools
 import math
-import os
 import re
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
 from skillcheck.model import Finding, Outcome, Pos, Severity, SkillSummary, Span
+from skillcheck.paths import plugin_root
 from skillcheck.rules.base import Context, rule
 from skillcheck.targets import TARGETS, impacts
 
 # --- which skills are loaded together ------------------------------------------------------
-
-SCOPES = ("skills-root", "run")
-PLUGIN_MANIFEST = (".claude-plugin", "plugin.json")
-
-
-def plugin_root(directory: Path) -> Path | None:
-    """The nearest folder at or above ``directory`` holding `.claude-plugin/plugin.json`
-    (found by stat alone, nothing is read), up to the repository root (a `.git`)."""
-    return _plugin_root(str(directory))
-
-
-@functools.lru_cache(maxsize=4096)
-def _plugin_root(directory: str) -> Path | None:
-    if os.path.isfile(os.path.join(directory, *PLUGIN_MANIFEST)):
-        return Path(directory)
-    parent = os.path.dirname(directory)
-    if parent == directory or os.path.exists(os.path.join(directory, ".git")):
-        return None
-    return _plugin_root(parent)
-
 
 def load_group(root: Path) -> tuple[str, str]:
     """The set of skills a runtime loads together with the skill at ``root``: its plugin

@@ -146,9 +146,38 @@ def _use(tree: Tree, doc: Doc, dest: str, link: Link | None) -> LinkUse | None:
         return LinkUse(doc, link, dest, "", frag, None)
     if _SLASH_COMMAND.match(path) and not machine_path(path):
         return None  # `/commit`, `/plugin:skill`: a command the agent runs, not a file
+    base = doc.base
+    placeholder = _SKILL_DIR_VAR.match(path)
+    if placeholder is not None:  # `{baseDir}/references/x.md`: from the skill root
+        path, base = path[placeholder.end() :], ""
+    else:
+        placeholder = _PLUGIN_ROOT_VAR.match(path)
+        if placeholder is not None:
+            inside = tree.in_plugin()
+            rest = path[placeholder.end() :]
+            if inside is None or not rest.startswith(inside + "/"):
+                return None  # another part of the plugin: outside what is checked
+            path, base = rest[len(inside) + 1 :], ""
+    if _TEMPLATE.search(path) or path.rpartition("/")[2].lower() in _TEMPLATE_WORDS:
+        return None  # `path/to/file`, `<name>.md`, `[link](url)`: a shape, not a file
     backslash = "\\" in path
-    res = tree.resolve(path.replace("\\", "/") if backslash else path, doc.base)
+    res = tree.resolve(path.replace("\\", "/") if backslash else path, base)
     return LinkUse(doc, link, dest, path, frag, res, backslash)
+
+
+# Variables runtimes replace with the skill's folder before the agent reads the text:
+# `{baseDir}` (OpenClaw), `${CLAUDE_SKILL_DIR}` (Claude Code), and `$SKILL_DIR` as written in
+# many skills; `${CLAUDE_PLUGIN_ROOT}` is the plugin's folder.
+_SKILL_DIR_VAR = re.compile(
+    r"(?:\{baseDir\}|\$\{?(?:CLAUDE_SKILL_DIR|SKILL_DIR|SKILL_ROOT)\}?)(?:/|\Z)"
+)
+_PLUGIN_ROOT_VAR = re.compile(r"\$\{?CLAUDE_PLUGIN_ROOT\}?(?:/|\Z)")
+# what only a template or an example writes in a destination: placeholders (`<name>`,
+# `{topic}`, `$VAR`, `[Results]`), `path/to/`, elisions and globs
+_TEMPLATE = re.compile(
+    r"[<>{}\[\]$*]|\.\.\.|…|(?:^|/)path/to/|(?:^|/)your[-_]|YOUR_|_HERE\b"
+)
+_TEMPLATE_WORDS = frozenset({"link", "url", "path", "file", "filename", "href", "target"})
 
 
 # ``/commit``, ``/review-pr``, ``/plugin:skill``: one segment, no extension (``/README.md`` and
@@ -420,6 +449,16 @@ def _what(link: Link | None) -> str:
         file with a look-alike name exists (a Cyrillic `а` for a Latin `a`, a typo), the message
         names it and the characters that differ. Markdown files are read up to their first
         512,000 characters.
+
+        Runtime variables naming the skill's folder are replaced first: `{baseDir}/x.md`
+        (OpenClaw), `${CLAUDE_SKILL_DIR}/x.md` (Claude Code) and `$SKILL_DIR/x.md` resolve
+        from the skill root; `${CLAUDE_PLUGIN_ROOT}/skills/<this skill>/x.md` too, and other
+        paths of the plugin are not checked (they are outside the skill). A link in another
+        Markdown file that is missing from that file's folder but exists from the skill root
+        (`scripts/run.py` written in `references/guide.md`) is a warning naming the relative
+        path. Template shapes are not links to check: placeholders (`<name>.md`,
+        `{topic}.md`, `$VAR`, `[Results]`), `path/to/...`, `your-file`, elisions (`...`),
+        globs, and a destination that is only the word `link`, `url`, `path` or `file`.
     """,
     why="""
         The specification has the agent read referenced files on demand ("progressive
@@ -460,6 +499,20 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 " links with the file",
             )
         elif res.status == "missing":
+            from_root = tree_of(skill).resolve(use.path) if use.doc.base else None
+            if from_root is not None and from_root.ok:
+                # written from the skill root, as SKILL.md would: the agent may well find
+                # it, a renderer does not; a warning with the relative path
+                fixed = _relative(from_root.rel, use.doc.base)
+                yield Finding(
+                    f"{what} target {show(use.path)} is not in {show(use.doc.base + '/')},"
+                    f" the folder of this file, but {show(from_root.rel)} is in the skill:"
+                    f" links resolve from the file that holds them; write {show(fixed)}",
+                    span=use.span,
+                    path=use.doc.path,
+                    severity=Severity.WARNING,
+                )
+                continue
             yield _finding(use, _missing_message(use, what, res))
 
 
