@@ -20,6 +20,7 @@ from skillcheck.targets import TARGETS, impacts
 
 # --- which skills are loaded together ------------------------------------------------------
 
+
 def load_group(root: Path) -> tuple[str, str]:
     """The set of skills a runtime loads together with the skill at ``root``: its plugin
     (Claude Code namespaces a plugin's skills as `plugin:skill`, so they collide only with

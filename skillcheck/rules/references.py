@@ -174,9 +174,7 @@ _SKILL_DIR_VAR = re.compile(
 _PLUGIN_ROOT_VAR = re.compile(r"\$\{?CLAUDE_PLUGIN_ROOT\}?(?:/|\Z)")
 # what only a template or an example writes in a destination: placeholders (`<name>`,
 # `{topic}`, `$VAR`, `[Results]`), `path/to/`, elisions and globs
-_TEMPLATE = re.compile(
-    r"[<>{}\[\]$*]|\.\.\.|…|(?:^|/)path/to/|(?:^|/)your[-_]|YOUR_|_HERE\b"
-)
+_TEMPLATE = re.compile(r"[<>{}\[\]$*]|\.\.\.|…|(?:^|/)path/to/|(?:^|/)your[-_]|YOUR_|_HERE\b")
 _TEMPLATE_WORDS = frozenset({"link", "url", "path", "file", "filename", "href", "target"})
 
 
