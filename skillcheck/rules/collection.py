@@ -223,7 +223,7 @@ def similar_pairs(
         without stop words and without the phrasing every trigger clause shares ("use this
         skill when the user asks..."). Two descriptions collide when the Jaccard similarity
         of these word sets is 0.6 or more and each has at least three content words, unless
-        each names something the other does not (a product, language or service written as a
+        one names something the other does not (a product, language or service written as a
         name: `… SDK for Python` and `… SDK for Java`, `Azure …` and `AWS …`). Only skills
         loaded together are compared (see the option). The comparison is an exact similarity
         join that only compares skills sharing a rare word, so it stays fast for tens of
@@ -312,12 +312,13 @@ def _names(text: str) -> set[str]:
 
 
 def _set_apart(first: str, second: str) -> bool:
-    """Whether each description names something the other does not (`… for Python` and
-    `… for Java`, `Azure …` and `AWS …`): the same kind of skill for another product,
-    language or service is not a duplicate, the names tell the agent which to use."""
+    """Whether one description names something the other does not (`… for Python` and
+    `… for Java`, `Automate Telnyx tasks` and `Automate Composio tasks`): the same kind of
+    skill for another product, language or service is not a duplicate, the name tells the
+    agent which to use."""
     one, two = _names(first), _names(second)
     words_one, words_two = description_words(first), description_words(second)
-    return bool(one - words_two) and bool(two - words_one)
+    return bool(one - words_two) or bool(two - words_one)
 
 
 # --- SK803 nested skills -------------------------------------------------------------------
