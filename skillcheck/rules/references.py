@@ -1177,6 +1177,8 @@ def find_local_paths(text: str) -> Iterator[Hit]:
                 continue  # an escape, a UNC share or a line-ending backslash
             if start and text[start - 1] in "/~:":
                 continue  # part of a drive path or URL, reported as such
+            if _after_drive_path(text, start):
+                continue  # `C:\\Program Files\\x.ini`: the rest of a path with a space
             hits.append(Hit(start, match.end(), word, "back"))
     if "/Users/" in text or "/home/" in text or "/root/" in text:
         if ":/Users/" in text:
@@ -1202,6 +1204,16 @@ def find_local_paths(text: str) -> Iterator[Hit]:
     yield from hits
 
 
+def _after_drive_path(text: str, start: int) -> bool:
+    """Whether ``start`` continues a drive path begun earlier on its line (a path with spaces:
+    nothing that ends a path, such as a backtick or a quote, lies between)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    drive = text.rfind(":\\", line_start, start)
+    if drive < 0:
+        return False
+    return not any(ch in "`'\"<>|" for ch in text[drive:start])
+
+
 @rule(
     "SK507",
     "missing-path-mention",
@@ -1214,7 +1226,9 @@ def find_local_paths(text: str) -> Iterator[Hit]:
         skill. Paths are taken from the skill root, as the specification writes them (in other
         Markdown files, a path relative to that file is accepted too). Fenced code blocks,
         globs (`scripts/*.py`), placeholders (`assets/<name>.png`), paths written after
-        "example" or "e.g." on their line (`**Examples**: references/finance.md`) and link
+        "example", "e.g." or "such as" on their line (`**Examples**: references/finance.md`),
+        paths on a line of counter-examples or hypotheticals (❌, "don't", "bad", "wrong",
+        "would be" ...), in a quoted phrase of prose or in the text of a link to a URL, and link
         destinations (SK501 checks those) are not checked, nor a link's text that repeats a
         destination SK501–SK503 report on that line (`[scripts/x.py](scripts/x.py)`).
     """,
@@ -1253,9 +1267,7 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
             linked = _reported_links(skill)
         if (doc.rel, segment.line, posixpath.normpath(hit.text)) in linked:
             continue  # `[scripts/x.py](scripts/x.py)`: SK501/SK502/SK503 report the link
-        md = parsed(skill, doc)
-        before = md.line(segment.line)[: segment.column - 1 + hit.start] if md else ""
-        if _EXAMPLE.search(before):
+        if _shown_only(skill, doc, segment, hit, parsed(skill, doc)):
             continue  # "Examples: `references/finance.md`" shows a shape, not a file
         res, path = _mention_status(tree, doc, hit.text)
         column = segment.column + hit.start
@@ -1302,7 +1314,6 @@ def _reported_links(skill: Skill) -> set[tuple[str, int, str]]:
 
 
 _PLACEHOLDER_AFTER = set("<{[*$?")
-_EXAMPLE = re.compile(r"\bexamples?\b|\be\.g\.", re.IGNORECASE)
 
 
 def _mention_status(tree: Tree, doc: Doc, written: str) -> tuple[Resolution, str]:
@@ -1327,6 +1338,20 @@ def _local_path(hit: Hit, code: bool) -> str | None:
     """The path to report for a hit of ``find_local_paths``, or None. ``code=True`` is the
     more permissive reading (backslashes are literal), used on raw text before parsing."""
     text = hit.text.rstrip(".,;:!")  # sentence punctuation after the path
+    if hit.kind == "unc":
+        return None  # `\\\\server\\share` shows the syntax; no skill names a real share
+    if hit.kind == "home":
+        user = _home_user(text)
+        return text if user is not None and not _generic_user(user) else None
+    if hit.kind == "drive":
+        # `C:\\Program Files\\...` is where Windows keeps things, the same on every Windows
+        # machine; only a user's own folder is one person's
+        user = _drive_user(text)
+        return text if user is not None and not _generic_user(user) else None
+    if hit.kind == "url":
+        rest = text[len("file://") :]
+        user = _home_user(rest) or _drive_user(rest.lstrip("/"))
+        return text if user is not None and not _generic_user(user) else None
     if hit.kind != "back":
         return text
     if not code and all(
@@ -1334,9 +1359,106 @@ def _local_path(hit: Hit, code: bool) -> str | None:
     ):
         return None  # Markdown escapes such as file\_name
     parts = text.split("\\")
+    if any(p.startswith(".") and p not in (".", "..") for p in parts[1:]):
+        return None  # `vm\\.EVM`: a regular expression's escaped dot, not a folder
     if parts[0] in RESOURCE_DIRS or parts[0] in (".", "..") or _EXTENSION.search(text):
         return text
     return None  # regular expressions, `\n` in strings ...
+
+
+# user names that stand for "the user" in examples, or that every container or CI machine
+# has: `/home/user/...`, `/Users/you/...`, `/home/runner/...` (GitHub Actions), `/home/node`
+_GENERIC_USERS = frozenset(
+    {
+        "user", "username", "name", "me", "you", "yourname", "your-name", "your_name",
+        "yourusername", "myuser", "someone", "somebody", "example", "foo", "runner", "node",
+        "ubuntu", "ec2-user", "admin", "workspace", "vscode", "codespace", "codespaces",
+        "jovyan", "app", "coder", "dev", "developer", "default", "guest", "shared", "public",
+        "test",
+    }
+)  # fmt: skip
+
+
+def _generic_user(user: str) -> bool:
+    lowered = user.lower()
+    return (
+        lowered in _GENERIC_USERS
+        or lowered.startswith(("your", "<", "{", "[", "$", "%", "*", "...", "…"))
+        or lowered.endswith((">", "}", "]"))
+    )
+
+
+def _home_user(path: str) -> str | None:
+    """``alice`` in ``/Users/alice/...`` or ``/home/alice/...``; None for ``/root/...``,
+    which every Linux machine and container has."""
+    for prefix in ("/Users/", "/home/"):
+        if path.startswith(prefix):
+            return path[len(prefix) :].split("/", 1)[0] or None
+    return None
+
+
+def _drive_user(path: str) -> str | None:
+    """``alice`` in ``C:\\Users\\alice\\...`` or ``C:/Users/alice/...``."""
+    parts = re.split(r"[\\/]", path)
+    if len(parts) >= 3 and len(parts[0]) == 2 and parts[0][1] == ":" and parts[1] == "Users":
+        return parts[2] or None
+    return None
+
+
+# a line that shows what not to do or what might be: its paths are not the skill's files
+_NOT_AN_INSTRUCTION = re.compile(
+    r"❌|✗|✘|🚫|⛔|\b(?:don'?t|do not|never|avoid|bad|wrong|incorrect|instead of|"
+    r"hard-?cod\w*|would be|could be|hypothetical(?:ly)?)\b",
+    re.IGNORECASE,
+)
+# words that, before a path on its line, make it an example ("Examples: references/x.md")
+_EXAMPLE = re.compile(
+    r"\bexamples?\b|\be\.g\.|\b(?:such as|for instance|imagine|suppose)\b", re.IGNORECASE
+)
+_QUOTES = (('"', '"'), ("“", "”"), ("‘", "’"))
+
+
+def _in_quotes(text: str, start: int) -> bool:
+    """Whether ``start`` lies inside a quoted phrase of prose (`"tailor scripts/x"`)."""
+    for open_, close in _QUOTES:
+        if open_ == close:
+            if text.count(open_, 0, start) % 2 == 1 and open_ in text[start:]:
+                return True
+        elif text.count(open_, 0, start) > text.count(close, 0, start) and close in text[start:]:
+            return True
+    return False
+
+
+def _url_link_texts(skill: Skill, doc: Doc, md: Markdown) -> dict[int, list[tuple[int, int]]]:
+    """Columns of the text of links to URLs, by line: `[references/x.md](https://…)` names a
+    file of another project."""
+    key = ("references", "url-link-texts", doc.rel)
+    if key not in skill.derived:
+        out: dict[int, list[tuple[int, int]]] = {}
+        for link in md.links:
+            if link.start.line == link.span.start.line and has_scheme(link.dest):
+                out.setdefault(link.start.line, []).append(
+                    (link.start.column, link.span.start.column)
+                )
+        skill.derived[key] = out
+    return skill.derived[key]
+
+
+def _shown_only(skill: Skill, doc: Doc, segment: Segment, hit: Hit, md: Markdown | None) -> bool:
+    """Whether a path found in the text is only shown, not given to the agent: on a line of
+    counter-examples or hypotheticals, in a quoted phrase of prose, or in the text of a link
+    to a URL."""
+    if md is None:
+        return False
+    line = md.line(segment.line)
+    if _NOT_AN_INSTRUCTION.search(line):
+        return True
+    if _EXAMPLE.search(line, 0, max(segment.column - 1 + hit.start, 0)):
+        return True
+    if not segment.code and _in_quotes(segment.text, hit.start):
+        return True
+    texts = _url_link_texts(skill, doc, md)
+    return _covered(texts, segment.line, segment.column + hit.start)
 
 
 @rule(
@@ -1349,8 +1471,19 @@ def _local_path(hit: Hit, code: bool) -> str | None:
         written with backslashes (`scripts\\extract.py`, `C:\\tools\\x.exe`,
         `\\\\server\\share`) and absolute paths into one person's machine (`/Users/alice/...`,
         `/home/bob/...`, `/root/...`, `C:/Users/...`, `file:///...`). Markdown escapes
-        (`file\\_name`), regular expressions and fenced code blocks are left alone; links are
-        checked by SK501 and SK502.
+        (`file\\_name`), regular expressions and links (SK501 and SK502 check those) are left
+        alone. Fenced code blocks and the scripts under `scripts/` are checked for paths into
+        one person's home only (`python3 /home/lucas/tools/x.py`): a command or script that
+        uses one fails everywhere else.
+
+        Paths that are only shown are not reported: on a line of counter-examples or
+        hypotheticals (❌, "don't", "never", "avoid", "bad", "wrong", "instead of",
+        "hardcoded", "would be"), after "example", "e.g." or "such as" on their line, in a
+        quoted phrase of prose, or in the text of a link to a URL. Neither are the user
+        names that stand for any user or every container (`/home/user`, `/Users/you`,
+        `/home/runner`, `/home/node`, `<name>`, `$USER`), `/root/...` (on every Linux
+        machine), Windows system paths (`C:\\Program Files\\...`: only `C:\\Users\\<name>` is
+        one person's), and `\\\\server\\share` (the syntax of a network share).
     """,
     why="""
         Skills run on other machines: Codex, CI and most agent sandboxes are Linux, where a
@@ -1371,7 +1504,7 @@ def non_portable_path(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
     for doc, segment, hit in _scan(skill, find_local_paths, suspect):
         text = _local_path(hit, segment.code)
-        if text is None:
+        if text is None or _shown_only(skill, doc, segment, hit, parsed(skill, doc)):
             continue
         column = segment.column + hit.start
         span = Span(Pos(segment.line, column), Pos(segment.line, column + len(text)))
@@ -1391,6 +1524,68 @@ def non_portable_path(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 " not have it: use a path relative to the skill root or a placeholder"
             )
         yield Finding(message, span=span, path=doc.path)
+    yield from _machine_paths_in_code(skill)
+
+
+_MACHINE_KINDS = ("home", "drive", "url")
+_MACHINE_MARKERS = ("/Users/", "/home/", ":\\Users\\", ":/Users/", "file:/")
+
+
+def _machine_lines(text: str) -> Iterator[tuple[int, str, Hit, str]]:
+    """(line index, line, hit, path) for each path into one person's home in ``text``."""
+    if not any(marker in text for marker in _MACHINE_MARKERS):
+        return
+    for index, line in enumerate(text.split("\n")):
+        if not any(marker in line for marker in _MACHINE_MARKERS):
+            continue
+        if _NOT_AN_INSTRUCTION.search(line) or _EXAMPLE.search(line):
+            continue
+        for hit in find_local_paths(line):
+            path = _local_path(hit, code=True) if hit.kind in _MACHINE_KINDS else None
+            if path is not None:
+                yield index, line, hit, path
+
+
+def _machine_paths_in_code(skill: Skill) -> Iterator[Finding]:
+    """Paths into one person's home in fenced code blocks (the commands the agent runs:
+    `python3 /home/lucas/tools/x.py`) and in the skill's scripts."""
+    for doc in documents(skill):
+        text = doc_text(skill, doc)
+        if not text or not any(marker in text for marker in _MACHINE_MARKERS):
+            continue
+        md = parsed(skill, doc)
+        if md is None:
+            continue
+        for block in md.code_blocks:
+            for index, _line, hit, path in _machine_lines(block.text):
+                number = block.span.start.line + index
+                raw = md.line(number)
+                found = raw.find(hit.text)
+                column = found + 1 if found >= 0 else block.span.start.column
+                yield Finding(
+                    f"{show(path)} in a code block is an absolute path on one machine; the"
+                    " command fails for every other user and agent: use a path relative to"
+                    " the skill root or a placeholder",
+                    span=Span(Pos(number, column), Pos(number, column + len(path))),
+                    path=doc.path,
+                )
+    tree = tree_of(skill)
+    for entry in skill.files:
+        if entry.kind != "file" or not entry.rel.startswith("scripts/"):
+            continue
+        if not entry.rel.endswith(_CODE_SUFFIXES) or not tree.owned(entry.rel):
+            continue
+        text = _readable_text(skill, entry)
+        if not text:
+            continue
+        for index, _line, hit, path in _machine_lines(text):
+            yield Finding(
+                f"{show(path)} is an absolute path on one machine; the script fails for every"
+                " other user and agent: derive the path from the script's own location or"
+                " take it as an argument",
+                span=Span(Pos(index + 1, hit.start + 1), Pos(index + 1, hit.start + 1 + len(path))),
+                path=entry.path,
+            )
 
 
 # --- SK407 (registered in rules/fields.py) ---------------------------------------------------
