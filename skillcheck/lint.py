@@ -298,7 +298,9 @@ def lint(paths: list[Path], settings: Settings, *, keep: bool = False) -> LintRe
     ctx = Context(targets=settings.targets, options=settings.options)
     from skillcheck.engine import CheckRun, collection_diagnostics
 
-    run = CheckRun(rules, ctx, settings, keep)
+    # the directories being linted: a SKILL.md symlinked to a file inside them is read
+    trees = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
+    run = CheckRun(rules, ctx, settings, keep, trees)
     try:  # skills are checked (by workers) while the search goes on
         found = discover(
             paths,

@@ -304,3 +304,27 @@ def test_a_file_path_outside_any_skill_stays_ignored(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# Not a skill\n")
     code, report = lint_json("--isolated", "README.md", cwd=tmp_path)
     assert (code, report["diagnostics"], report["skills"]) == (0, [], [])
+
+
+def test_a_skill_md_symlinked_into_the_linted_tree_is_read(tmp_path: Path) -> None:
+    """Runtimes and skills-ref follow the link: its content is linted (a warning for the
+    link); outside the directories being linted it is never opened (an error)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pdf.md").write_text(
+        "---\nname: pdf-tools\ndescription: " + DESC + "\n---\n# PDF\n\nSee [api](api.md).\n"
+    )
+    skill = tmp_path / "skills" / "pdf-tools"
+    skill.mkdir(parents=True)
+    os.symlink("../../docs/pdf.md", skill / "SKILL.md")
+    code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    found = sorted((d["code"], d["severity"], d["path"]) for d in report["diagnostics"])
+    assert found == [
+        ("SK101", "warning", "skills/pdf-tools/SKILL.md"),
+        ("SK501", "error", "skills/pdf-tools/SKILL.md"),  # the target's text was linted
+    ]
+    assert code == 1
+    code, report = lint_json("--isolated", "skills", cwd=tmp_path)
+    [diag] = report["diagnostics"]
+    assert (diag["code"], diag["severity"]) == ("SK101", "error")
+    assert "outside the skill" in diag["message"]

@@ -21,8 +21,8 @@ Deliberate differences (each pinned by a test so a change is noticed):
 - skills-ref is given the skill directory by its path. `agentskills validate .` compares the
   name with '' (the name of `Path(".")`) and always fails; skillcheck compares the name with
   the directory's real name instead of copying that bug.
-- skillcheck never reads outside a skill: a SKILL.md symlinked to a file outside the skill is
-  an error (SK101) where skills-ref follows the link.
+- skillcheck never reads outside the directories it lints: a SKILL.md symlinked to a file
+  outside them is an error (SK101) where skills-ref follows the link (inside them, both read it).
 
 Known to differ and left out of the generator: an empty key (`: x`, which strictyaml reads
 and libyaml does not); a frontmatter over 64 KiB, which skillcheck reads with libyaml even

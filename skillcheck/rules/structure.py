@@ -63,9 +63,12 @@ def path_not_checked(discovery, ctx: Context) -> Iterator[tuple[None, Finding]]:
     "SKILL.md is missing, unreadable or not a regular file.",
     what="""
         Checks that the skill's `SKILL.md` is a regular, readable file. A dangling or looping
-        symlink, a symlink that leaves the skill, a directory, FIFO, socket or device named
-        `SKILL.md`, or a file without read permission is an error, and is never opened. A
-        symlink to a file inside the skill is a warning.
+        symlink, a symlink to anything outside the directories being linted, a directory,
+        FIFO, socket or device named `SKILL.md`, or a file without read permission is an
+        error, and is never opened. A symlink to a file inside the skill, or elsewhere inside
+        a directory being linted (a repository that keeps the text in `docs/`), is a warning,
+        and the file it leads to is linted as the skill's `SKILL.md`, as runtimes and
+        skills-ref follow the link.
     """,
     why="""
         Every runtime reads `SKILL.md` to learn the skill's name and description; when it cannot,
@@ -89,7 +92,7 @@ def skill_md_unreadable(skill: Skill, ctx: Context) -> Iterator[Finding]:
         if path is not None and path.is_symlink() and path.exists():  # a link out of the skill
             consequence = (
                 "zip uploads, bundles and Windows checkouts do not carry it, and skillcheck"
-                " does not follow links out of a skill"
+                " follows links only within the directories it lints"
             )
         else:
             consequence = "no runtime can load this skill"
@@ -101,9 +104,10 @@ def skill_md_unreadable(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
         return
     if path is not None and _is_symlink(skill, path):
+        outside = ", outside the skill" if skill.skill_md_target is not None else ""
         yield Finding(
-            f"{path.name} is a symlink to {_readlink(path)!r}; zip uploads, Windows checkouts and"
-            " copies may lose it",
+            f"{path.name} is a symlink to {_readlink(path)!r}{outside}; zip uploads, Windows"
+            " checkouts and copies may lose it",
             path=path,
             severity=Severity.WARNING,
             help="replace the link with the file itself",
