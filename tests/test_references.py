@@ -370,7 +370,7 @@ def test_each_markdown_file_is_parsed_at_most_once(tmp_path, monkeypatch):
         tmp_path,
         "\n# PDF\n\n[a](references/a.md#x) [b](#nope) `scripts/none.py` C:\\x\\y.txt\n",
         files={
-            "references/a.md": "# A\n\n[b](b.md) [c](c.md#y) scripts/gone.py /home/u/x\n",
+            "references/a.md": "# A\n\n[b](b.md) [c](c.md#y) scripts/gone.py /home/lucas/x\n",
             "references/b.md": "# B\n",
         },
     )

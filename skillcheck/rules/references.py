@@ -551,7 +551,10 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
         machine (`/Users/alice/notes.md`, `/home/bob/x.md`, `/etc/hosts`, `C:\\docs\\x.md`,
         `~/x.md`, `file:` URLs), and links that leave the skill through a symlink on the way
         (`shared/x.md` where `shared` links to `../../common`). The check is lexical: nothing
-        outside the skill is looked at. An absolute path is a machine path when its first
+        outside the skill is looked at. A `../` link from a skill of a plugin (a folder above
+        it holds `.claude-plugin/plugin.json`) that stays inside the plugin is a warning:
+        Claude Code installs the whole plugin and finds the file, other ways of installing
+        the skill do not. An absolute path is a machine path when its first
         folder is one of a machine's top-level folders (`Users`, `home`, `root`, `etc`, `tmp`,
         `var`, `opt`, `usr`, `Volumes`, `mnt` ...). Any other one (`/docs/oauth`) is a link
         copied from a web site, which SK512 reports as a warning, and a single word with no
@@ -593,11 +596,33 @@ def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
             message = f"{what} {shown} leaves the skill{through}"
         else:
             message = f"{what} {shown} leads outside the skill directory"
+            if _stays_in_plugin(skill, use):
+                # Claude Code installs the whole plugin: the link works there, and breaks
+                # where the skill folder travels alone (uploads, other runtimes, packs)
+                yield Finding(
+                    message + " but stays inside its plugin: Claude Code, which installs the"
+                    " whole plugin, finds it; an upload or a copy of the skill folder alone"
+                    " does not: copy the file into the skill if the skill is used on its own",
+                    span=use.span,
+                    path=use.doc.path,
+                    severity=Severity.WARNING,
+                )
+                continue
         yield _finding(
             use,
             message + "; installed and packaged copies of the skill do not contain it: copy the"
             " file into the skill (e.g. references/) and link it relatively",
         )
+
+
+def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
+    """Whether a `../` link that leaves the skill still ends inside the skill's plugin
+    (lexically: nothing outside the skill is looked at)."""
+    inside = tree_of(skill).in_plugin()
+    if inside is None or use.res is None or use.res.via:
+        return False
+    joined = posixpath.normpath(posixpath.join(inside, use.doc.base, use.path))
+    return joined != ".." and not joined.startswith("../")
 
 
 # --- SK512 ------------------------------------------------------------------------------------
@@ -1359,6 +1384,8 @@ def _local_path(hit: Hit, code: bool) -> str | None:
     ):
         return None  # Markdown escapes such as file\_name
     parts = text.split("\\")
+    if text.lower().endswith((".ps1", ".bat", ".cmd", ".exe")):
+        return None  # `.\\setup.ps1`: a Windows-only file, written as Windows writes it
     if any(p.startswith(".") and p not in (".", "..") for p in parts[1:]):
         return None  # `vm\\.EVM`: a regular expression's escaped dot, not a folder
     if parts[0] in RESOURCE_DIRS or parts[0] in (".", "..") or _EXTENSION.search(text):
@@ -1382,7 +1409,8 @@ _GENERIC_USERS = frozenset(
 def _generic_user(user: str) -> bool:
     lowered = user.lower()
     return (
-        lowered in _GENERIC_USERS
+        len(lowered) == 1
+        or lowered in _GENERIC_USERS
         or lowered.startswith(("your", "<", "{", "[", "$", "%", "*", "...", "…"))
         or lowered.endswith((">", "}", "]"))
     )
