@@ -443,3 +443,20 @@ def test_a_nested_skill_is_checked_once_by_itself(tmp_path):
         ("outer/inner/SKILL.md", *where(text, "references/gone.md"), "SK501"),
         ("outer/inner/scripts/orphan.py", 1, 1, "SK506"),
     ]
+
+
+def test_site_relative_links_and_slash_commands(tmp_path):
+    """`/docs/x` copied from a web page is one warning per file; `/commit` is a command;
+    machine paths still leave the skill."""
+    body = (
+        "\n# PDF\n\nSee [scopes](/docs/oauth), [api](/api/ref.md) and [more](/docs/more).\n"
+        "Then run [/commit](/commit) or [/pdf:fill](/pdf:fill). Not [hosts](/etc/hosts).\n"
+    )
+    path = skill(tmp_path, body)
+    text = (path / "SKILL.md").read_text(encoding="utf-8")
+    assert diagnostics(path, "SK502,SK512") == [
+        ("SKILL.md", *where(text, "/docs/oauth"), "SK512"),
+        ("SKILL.md", *where(text, "/etc/hosts"), "SK502"),
+    ]
+    [message] = messages(path, "SK512")
+    assert "'/docs/oauth' (2 more in this file) is relative to a web site" in message

@@ -638,7 +638,8 @@ def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
         machine's top-level folder (`/docs/oauth`, `/api/reference.md`): the shape of links in
         text copied from a web site, where they are relative to the site. Machine paths
         (`/Users/...`, `/home/...`, `/etc/...`) are SK502's; a single word with no extension
-        (`/commit`, `/plugin:skill`) is a slash command and is not reported.
+        (`/commit`, `/plugin:skill`) is a slash command and is not reported. Each file gets
+        one finding, at its first such link, with the count of the others.
     """,
     why="""
         Outside the site it came from, `/docs/oauth` names nothing: the agent that follows it
@@ -653,14 +654,21 @@ def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
     """,
 )
 def site_relative_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    # one finding per file: a page copied from a site holds thousands of such links, and
+    # each says the same thing
+    by_doc: dict[str, list[LinkUse]] = {}
     for use in checked_uses(skill):
         res = use.res
-        if res is None or res.status != "outside" or res.reason != "site":
-            continue
+        if res is not None and res.status == "outside" and res.reason == "site":
+            by_doc.setdefault(use.doc.rel, []).append(use)
+    for uses in by_doc.values():
+        use = uses[0]
+        more = len(uses) - 1
+        also = f" ({more} more in this file)" if more else ""
         yield Finding(
-            f"{_what(use.link)} {show(use.path)} is relative to a web site, not a file of the"
-            " skill; write the absolute URL (https://…), or link a copy inside the skill"
-            " relatively",
+            f"{_what(use.link)} {show(use.path)}{also} is relative to a web site, not a file"
+            " of the skill; write the absolute URL (https://…), or link a copy inside the"
+            " skill relatively",
             span=use.span,
             path=use.doc.path,
         )
