@@ -247,10 +247,12 @@ class Mentions:
     A file is mentioned in SKILL.md when SKILL.md links to it or to a folder holding it, or
     writes its path (``scripts/extract.py``, ``./scripts/extract.py``,
     ``${CLAUDE_SKILL_DIR}/scripts/extract.py``), its file name with an extension
-    (``run extract.py``) or the path of a sub-folder holding it (``assets/templates/``; the
-    bare top folders ``scripts/`` ... are too generic to count), in any letter case.
-    Links are taken from the raw text (a superset of CommonMark's), so a skill never gets
-    more findings because its SKILL.md was parsed.
+    (``run extract.py``) or the path of a sub-folder holding it (``assets/templates/``; a
+    top folder inside a path, ``scripts/other.py``, is too generic to count), in any letter
+    case. A top folder named as a folder (`` `references/` `` alone in code, "the references
+    directory") counts for every file in it: the agent is told to look there. Links are
+    taken from the raw text (a superset of CommonMark's), so a skill never gets more
+    findings because its SKILL.md was parsed.
     """
 
     def __init__(self, skill: Skill, linked: list[LinkUse]) -> None:
@@ -266,6 +268,9 @@ class Mentions:
                 else:
                     self.linked.add(use.res.rel)
         self._cache: dict[str, bool] = {}
+        # top folders SKILL.md names as folders (`references/` alone in code, "the
+        # references folder"): the agent knows to list them
+        self.folders = {m.group("a") or m.group("b") for m in _FOLDER_NAMED.finditer(self.text)}
 
     def _written(self, rel: str, text: str, directory: bool = False) -> bool:
         return written_as_path(rel.lower(), text, directory)
@@ -275,7 +280,8 @@ class Mentions:
             return self._cache[rel]
         name = rel.rpartition("/")[2]
         found = (
-            rel in self.linked
+            rel.partition("/")[0] in self.folders
+            or rel in self.linked
             or self._written(rel, self.text)
             # a bare file name ("run package_skill.py") still tells the agent it exists
             or ("." in name.strip(".") and self._written(name, self.text))
@@ -291,6 +297,12 @@ class Mentions:
                     break
         self._cache[rel] = found
         return found
+
+
+_FOLDER_NAMED = re.compile(
+    r"`(?P<a>scripts|references|assets)/?`(?!\w)"
+    r"|\b(?P<b>scripts|references|assets)/?`?\s+(?:directory|folder|dir)\b"
+)
 
 
 @dataclass
@@ -1003,8 +1015,10 @@ def _named_in(entry: SkillFile, here: str, text: str) -> bool:
         that no file reachable from SKILL.md names either (a helper module imported by a
         documented script, a file linked from a reference: those chains are SK505's
         business). A link to a folder, or a written path of a sub-folder (`assets/templates/`),
-        counts for the files in it. Dotfiles, `__init__.py`, symlinks (SK509/SK510) and junk
-        that SK7xx reports are left out.
+        counts for the files in it, and so does naming a top folder as a folder
+        (`` `references/` `` alone in code, "the `references` directory"): the agent is told to
+        look there. Dotfiles, `__init__.py`, symlinks (SK509/SK510) and junk that SK7xx
+        reports are left out.
     """,
     why="""
         The agent learns what a skill holds only from SKILL.md: a file it is never told about is
