@@ -468,7 +468,9 @@ def _what(link: Link | None) -> str:
         (`scripts/run.py` written in `references/guide.md`) is a warning naming the relative
         path. Template shapes are not links to check: placeholders (`<name>.md`,
         `{topic}.md`, `$VAR`, `[Results]`), `path/to/...`, `your-file`, elisions (`...`),
-        globs, and a destination that is only the word `link`, `url`, `path` or `file`.
+        globs, and a destination that is only the word `link`, `url`, `path` or `file`. In a
+        file copied from a web site (it holds site-relative links, SK512), a missing link
+        without an extension (`../basics/tutorial`) names a page of that site: a warning.
     """,
     why="""
         The specification has the agent read referenced files on demand ("progressive
@@ -484,7 +486,15 @@ def _what(link: Link | None) -> str:
     """,
 )
 def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    for use in checked_uses(skill):
+    uses = checked_uses(skill)
+    # files copied from a web site (they hold site-relative links, SK512): their relative
+    # links without an extension are pages of that site, not files of the skill
+    from_site = {
+        use.doc.rel
+        for use in uses
+        if use.res is not None and use.res.status == "outside" and use.res.reason == "site"
+    }
+    for use in uses:
         res = use.res
         if res is None:
             continue
@@ -509,6 +519,16 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 " links with the file",
             )
         elif res.status == "missing":
+            if use.doc.rel in from_site and "." not in use.path.rpartition("/")[2]:
+                yield Finding(
+                    f"{what} target {show(use.path)} is not in the skill; this file holds"
+                    " links relative to a web site, and this one names a page of that site:"
+                    " write the absolute URL (https://…)",
+                    span=use.span,
+                    path=use.doc.path,
+                    severity=Severity.WARNING,
+                )
+                continue
             from_root = tree_of(skill).resolve(use.path) if use.doc.base else None
             if from_root is not None and from_root.ok:
                 # written from the skill root, as SKILL.md would: the agent may well find
