@@ -357,9 +357,9 @@ class ResultCache:
     # SK8xx and SK608 compare every skill with every other: recomputed whenever any skill's
     # input changed, but a run whose skills are all as last time takes their result as is.
 
-    def collection_key(self, inputs: list[tuple[str, str, str | None]], figures: bool) -> str:
-        """The collection rules' input: every skill (root, display, digest of its files) in
-        discovery order."""
+    def collection_key(self, inputs: list[tuple[Any, ...]], figures: bool) -> str:
+        """The collection rules' input: every skill (root, display, digest of its files, the
+        set it is loaded with) in discovery order."""
         return _text_digest((self.key, figures, inputs))
 
     def load_collection(self, key: str) -> list[Any] | None:

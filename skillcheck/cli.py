@@ -283,7 +283,12 @@ def lint(
     exit_zero,
     show_settings,
 ) -> None:
-    """Check skills for spec conformance and runtime compatibility."""
+    """Check skills for spec conformance and runtime compatibility.
+
+    PATH is a skill, a folder of skills (searched recursively) or a file inside a skill. A
+    folder PATH with no skill under it is an error (SK100, exit 1); a file that belongs to
+    no skill is ignored.
+    """
     from skillcheck.lint import lint as run_lint
     from skillcheck.report import ReportOptions, render
 

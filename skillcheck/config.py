@@ -227,6 +227,7 @@ def build_settings(
         "budgets": dict(config.get("budgets", {})),
         "tokenizer": spec,
         "path-fields": list(config.get("path-fields", [])),
+        "duplicate-scope": config.get("duplicate-scope", "skills-root"),
         "frontmatter-schema": (
             str((config.root / config.get("frontmatter-schema")).resolve())
             if config.get("frontmatter-schema") and config.root

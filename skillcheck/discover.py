@@ -2,9 +2,11 @@
 
 A PATH may be a skill directory, a tree of skills (searched recursively), or any file inside
 a skill (pre-commit passes changed files: each maps to the nearest enclosing directory that
-holds a SKILL.md, and each skill is linted once). The search never follows directory
-symlinks, skips VCS and dependency directories, virtualenvs and ignored paths, bounds its
-depth, and never opens what it finds: FIFOs and sockets are only stat'ed.
+holds a SKILL.md, and each skill is linted once). A directory PATH under which no skill is
+found is reported (SK100, an error); a file PATH that belongs to no skill is ignored. The
+search never follows directory symlinks, skips VCS and dependency directories, virtualenvs
+and ignored paths, bounds its depth, and never opens what it finds: FIFOs and sockets are
+only stat'ed.
 """
 
 from __future__ import annotations
@@ -172,7 +174,23 @@ def discover(
                 continue
             if respect_gitignore:
                 ignores.load_ancestors(path)
-            _search(path, ignores, add, result, respect_gitignore)
+            before = len(result.problems)
+            hits = _search(path, ignores, add, result, respect_gitignore)
+            owner = None if hits else _enclosing_skill(path)
+            if owner is not None:
+                # a folder inside a skill (`my-skill/scripts`) names that skill, as a file does
+                if not (spec is not None and ignores.ignored(owner, True)):
+                    add(owner)
+            elif not hits and len(result.problems) == before:
+                # a directory PATH that holds no skill is a wrong path (a CI job pointed at
+                # the wrong folder would otherwise pass green): SK100, an error, exit 1
+                result.problems.append(
+                    Problem(
+                        path,
+                        "no skill found under this directory (a skill is a directory with a"
+                        " SKILL.md); give the path of a skill or of a folder of skills",
+                    )
+                )
         else:
             owner = _enclosing_skill(path)
             if owner is not None and not (spec is not None and ignores.ignored(owner, True)):
@@ -197,7 +215,9 @@ def _search(
     add: Callable[[Path], None],
     result: Discovery,
     respect_gitignore: bool,
-) -> None:
+) -> int:
+    """Search ``top`` for skills; returns how many skill directories it found."""
+    hits = 0
     # paths are strings until something is found: a Path per directory costs more than
     # listing it, and a tree of 10,000 skills has 40,000 directories
     stack: list[tuple[str, int]] = [(os.fspath(top), 0)]
@@ -226,6 +246,7 @@ def _search(
             ignores.load_gitignore(Path(directory))
         if "SKILL.md" in names or any(name.lower() == "skill.md" for name in names):
             add(top if directory == top_text else Path(directory))
+            hits += 1
         filtering = ignores.active()
         subdirs = []
         for entry in entries:
@@ -251,3 +272,4 @@ def _search(
             subdirs.append((entry.name, sub))
         subdirs.sort(reverse=True)
         stack.extend((sub, depth + 1) for _name, sub in subdirs)
+    return hits

@@ -68,6 +68,8 @@ class CheckerSpec:
     cache_key: str | None = None
     started_ns: int = 0
     inputs: bool = False  # record each summary's inputs (the skills are loaded again later)
+    # the directories being linted, resolved: a SKILL.md symlinked into them is read
+    trees: tuple[str, ...] = ()
 
 
 class Checker:
@@ -83,6 +85,7 @@ class Checker:
         self.ctx = Context(targets=spec.targets, options=spec.options)
         self.figures = spec.figures
         self.inputs = spec.inputs
+        self.trees = spec.trees
         self.cache = None
         if spec.cache_dir is not None and spec.cache_key is not None:
             from skillcheck.cache import ResultCache
@@ -96,7 +99,7 @@ class Checker:
         from skillcheck.load import load_skill
 
         root, display_root, listing, entry = task
-        skill = load_skill(root, display_root, listing)
+        skill = load_skill(root, display_root, listing, self.trees)
         cache = self.cache
         if entry is not None and cache is not None:
             from skillcheck.cache import input_digest, same_content
@@ -126,7 +129,8 @@ class Checker:
             from skillcheck.cache import input_digest, inputs_of
 
             summary.inputs = inputs_of(skill)
-            if cache is not None:
+            # a SKILL.md read from outside the skill is not in the inputs the cache compares
+            if cache is not None and skill.skill_md_target is None:
                 record = cache.record(skill, summary, summary.inputs, self.figures)
                 cache.store(root, record)
                 digest = input_digest(record)
@@ -171,13 +175,21 @@ class CheckRun:
     skills are checked here, in the final order, once the search is over.
     """
 
-    def __init__(self, rules: list[Rule], ctx: Context, settings: Any, keep: bool) -> None:
+    def __init__(
+        self,
+        rules: list[Rule],
+        ctx: Context,
+        settings: Any,
+        keep: bool,
+        trees: tuple[str, ...] = (),
+    ) -> None:
         import time
 
         self.figures = settings.figures or _collection_budget(rules, ctx)
         spec = CheckerSpec(
             [r.code for r in rules], ctx.targets, ctx.options, self.figures, inputs=keep
         )
+        spec.trees = trees
         self.cwd = Path.cwd()
         if settings.cache_dir is not None:
             from skillcheck.cache import run_key
@@ -207,7 +219,12 @@ class CheckRun:
             from skillcheck.load import scan
 
             listing = scan(root)
-            hit, entry = self.cache.lookup(root, listing, self.figures)
+            if _skill_md_linked(listing[0]):
+                # a symlinked SKILL.md may be read from outside the skill, where the cache
+                # does not look for changes: always checked
+                hit, entry = None, None
+            else:
+                hit, entry = self.cache.lookup(root, listing, self.figures)
             if hit is not None:
                 hit.display_root = display_root
                 hit.inputs = {"shape": entry["shape"], "reads": entry["reads"]}  # type: ignore[index]
@@ -299,7 +316,7 @@ class CheckRun:
             for i, summary in enumerate(summaries):
                 skill = kept.get(summary.root)
                 if skill is None:
-                    skill = _load_again(summary)
+                    skill = _load_again(summary, self.spec.trees)
                     if summary.inputs is None or not _unchanged(skill, summary.inputs):
                         # edited since its check: check it again as it is now, so the
                         # verdict is about exactly what the caller goes on to read
@@ -309,10 +326,17 @@ class CheckRun:
         return Checked(summaries, loaded, self.how, self.cache, inputs, self.figures)
 
 
-def _load_again(summary: SkillSummary) -> Skill:
+def _skill_md_linked(entries: list[Any]) -> bool:
+    """Whether a skill's listing (``load.scan``) has its SKILL.md as a symlink."""
+    return any(
+        e[1] == "symlink" and "/" not in e[0] and e[0].lower() == "skill.md" for e in entries
+    )
+
+
+def _load_again(summary: SkillSummary, trees: tuple[str, ...] = ()) -> Skill:
     from skillcheck.load import load_skill
 
-    return load_skill(summary.root, summary.display_root)
+    return load_skill(summary.root, summary.display_root, trees=trees)
 
 
 def _unchanged(skill: Skill, inputs: dict[str, Any]) -> bool:
@@ -330,8 +354,11 @@ def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) ->
     cache = checked.cache
     if cache is None or any(digest is None for digest in checked.inputs):
         return check_collection(checked.summaries, rules, ctx)
+    from skillcheck.rules.collection import load_group
+
+    # the groups come from the folders around each skill (a plugin.json), not its files
     inputs = [
-        (str(s.root), s.display_root, digest)
+        (str(s.root), s.display_root, digest, load_group(s.root))
         for s, digest in zip(checked.summaries, checked.inputs, strict=True)
     ]
     key = cache.collection_key(inputs, checked.figures)

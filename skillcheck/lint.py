@@ -304,7 +304,9 @@ def lint(
     ctx = Context(targets=settings.targets, options=settings.options)
     from skillcheck.engine import CheckRun, collection_diagnostics
 
-    run = CheckRun(rules, ctx, settings, keep)
+    # the directories being linted: a SKILL.md symlinked to a file inside them is read
+    trees = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
+    run = CheckRun(rules, ctx, settings, keep, trees)
     try:  # skills are checked (by workers) while the search goes on
         found = discover(
             paths,
@@ -327,6 +329,7 @@ def lint(
     ignored = _per_path_filter(settings)
     if ignored is not None:
         diagnostics = [d for d in diagnostics if not ignored(d)]
+    diagnostics = _unique(diagnostics)
     diagnostics.sort(key=Diagnostic.sort_key)
     outcomes: dict[Path, dict[str, Outcome]] = {}
     for skill in skills:
@@ -354,6 +357,27 @@ def _both(first: Callable[[Path], None], second: Callable[[Path], None]) -> Call
         second(root)
 
     return call
+
+
+def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One diagnostic per finding: a file of a nested skill is also in its container's walk,
+    and a rule that scans every file of both reports it twice. The innermost skill keeps it
+    (its root is the longest, and it is the one the file belongs to)."""
+    best: dict[tuple, Diagnostic] = {}
+    for diag in diagnostics:
+        key = (diag.code, diag.path, diag.line, diag.column, diag.end_line, diag.end_column)
+        key += (diag.message,)
+        seen = best.get(key)
+        if seen is None or _depth(diag.skill) > _depth(seen.skill):
+            best[key] = diag
+    if len(best) == len(diagnostics):
+        return diagnostics
+    kept = {id(diag) for diag in best.values()}
+    return [diag for diag in diagnostics if id(diag) in kept]
+
+
+def _depth(root: Path | None) -> int:
+    return len(root.parts) if root is not None else -1
 
 
 def _add_walk_problems(found: Discovery, skills: list[SkillSummary]) -> None:

@@ -243,11 +243,14 @@ def load_skill(
     root: Path,
     display_root: str,
     scanned: tuple[list[Entry], list[tuple[str, str]]] | None = None,
+    trees: tuple[str, ...] = (),
 ) -> Skill:
     """Load one skill directory. Never raises for what the directory holds.
 
     ``scanned`` is ``scan(root)`` when the caller already listed the directory (the result
-    cache looks at the listing before deciding to load).
+    cache looks at the listing before deciding to load). ``trees`` are the directories being
+    linted (resolved): a SKILL.md symlinked to a regular file inside one of them is read, as
+    runtimes and skills-ref follow the link; a link to anywhere else is never opened.
     """
     skill_md = find_skill_md(root)
     skill = Skill(root=root, display_root=display_root, skill_md=skill_md, doc=None)
@@ -273,8 +276,10 @@ def load_skill(
             skill.read_error = f"a dangling or looping symlink (to {link})"
             return skill
         if not is_within(resolved, real_root):
-            skill.read_error = f"a symlink to {link}, outside the skill"
-            return skill
+            if not any(is_within(resolved, Path(tree)) for tree in trees):
+                skill.read_error = f"a symlink to {link}, outside the skill"
+                return skill
+            skill.skill_md_target = resolved
         target = resolved
         try:
             info = os.stat(resolved)

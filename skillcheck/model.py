@@ -264,6 +264,8 @@ class Skill:
     skill_md: Path | None  # absolute path of SKILL.md (or the wrong-case variant)
     doc: Document | None  # None when SKILL.md could not be read
     read_error: str | None = None  # why SKILL.md could not be read
+    # a symlinked SKILL.md read from outside the skill (but inside the linted tree): its target
+    skill_md_target: Path | None = None
     files: list[SkillFile] = field(default_factory=list)
     walk_errors: list[tuple[Path, str]] = field(default_factory=list)
     # file contents read so far, by rel path: every rule shares one read (load.read_file)

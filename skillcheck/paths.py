@@ -5,15 +5,19 @@ from the walk that ``load`` already made (``skill.files``: names, kinds and syml
 never following a link). Nothing is opened, stat'ed or read, so a link to ``/etc/passwd``,
 a symlink to ``/`` or a loop costs a dictionary lookup, and nothing outside the skill is
 ever looked at. Resolution works component by component like the kernel's: a symlink is
-replaced by its target before a following ``..`` is applied.
+replaced by its target before a following ``..`` is applied. The one look outside a skill is
+``plugin_root``: whether a folder above it has a `.claude-plugin/plugin.json` (a stat).
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import posixpath
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from skillcheck.load import OPAQUE_DIRS
@@ -31,6 +35,26 @@ def fold(name: str) -> str:
     """Names a case-insensitive, normalization-insensitive file system (macOS, Windows)
     treats as the same."""
     return unicodedata.normalize("NFC", name).casefold()
+
+
+# Top-level folders of macOS, Linux and Windows-on-Unix file systems: an absolute path that
+# starts with one of them names a place on a machine. Any other ``/docs/oauth`` is a
+# site-relative link copied from a web page (or a slash command), not a file of this machine.
+MACHINE_ROOTS = frozenset(
+    {
+        "Users", "home", "root", "etc", "tmp", "var", "opt", "usr", "private", "Volumes",
+        "Library", "System", "Applications", "mnt", "media", "srv", "bin", "sbin", "lib",
+        "lib64", "dev", "proc", "sys", "run", "nix", "snap", "workspace", "workspaces",
+        "data", "app",
+    }
+)  # fmt: skip
+
+
+def machine_path(path: str) -> bool:
+    """Whether an absolute POSIX path names a place on a machine (``/Users/…``, ``/etc/x``)
+    rather than a page of a web site (``/docs/oauth``)."""
+    first = path.lstrip("/").split("/", 1)[0]
+    return first in MACHINE_ROOTS or first.lower() in MACHINE_ROOTS
 
 
 def has_scheme(dest: str) -> bool:
@@ -59,10 +83,31 @@ class Resolution:
         return "dir" if self.entry is None else self.entry.kind
 
 
+PLUGIN_MANIFEST = (".claude-plugin", "plugin.json")
+
+
+def plugin_root(directory: Path) -> Path | None:
+    """The nearest folder at or above ``directory`` holding `.claude-plugin/plugin.json`
+    (found by stat alone, nothing is read), up to the repository root (a `.git`)."""
+    return _plugin_root(str(directory))
+
+
+@functools.lru_cache(maxsize=4096)
+def _plugin_root(directory: str) -> Path | None:
+    if os.path.isfile(os.path.join(directory, *PLUGIN_MANIFEST)):
+        return Path(directory)
+    parent = os.path.dirname(directory)
+    if parent == directory or os.path.exists(os.path.join(directory, ".git")):
+        return None
+    return _plugin_root(parent)
+
+
 class Tree:
     """The skill's walk as a directory tree: ``children[dir_rel][name] -> SkillFile``."""
 
     def __init__(self, skill: Skill) -> None:
+        self.root = skill.root
+        self._in_plugin: str | bool | None = False  # not looked up yet
         self.entries: dict[str, SkillFile] = {}
         self.children: dict[str, dict[str, SkillFile]] = {"": {}}
         for entry in skill.files:
@@ -97,6 +142,17 @@ class Tree:
             }
         )
 
+    def in_plugin(self) -> str | None:
+        """The skill's folder relative to its plugin's root (``skills/pdf``), None outside a
+        plugin: what ``${CLAUDE_PLUGIN_ROOT}/skills/pdf/x`` must start with to name a file
+        of this skill."""
+        if self._in_plugin is False:
+            plugin = plugin_root(self.root.parent)
+            self._in_plugin = (
+                None if plugin is None else Path(os.path.relpath(self.root, plugin)).as_posix()
+            )
+        return self._in_plugin  # type: ignore[return-value]
+
     def owned(self, rel: str) -> bool:
         """Whether ``rel`` belongs to this skill (not to a nested skill)."""
         if not self.nested:
@@ -114,6 +170,8 @@ class Tree:
 
     def resolve(self, path: str, base: str = "") -> Resolution:
         """Resolve ``path`` (POSIX, already unescaped) written in directory ``base``."""
+        if path.startswith("/") and not machine_path(path):
+            return Resolution("outside", reason="site")
         if path.startswith("/") or _DRIVE.match(path) or path.startswith("\\\\"):
             return Resolution("outside", reason="absolute")
         if path == "~" or path.startswith("~/"):

@@ -276,3 +276,55 @@ def test_lint_dot_inside_a_skill_uses_the_real_directory_name(tmp_path: Path) ->
     assert report["skills"][0]["path"] == "."
     assert report["diagnostics"] == []
     assert code == 0
+
+
+def test_a_directory_path_with_no_skill_is_an_error(tmp_path: Path) -> None:
+    """A CI job pointed at the wrong folder must not pass green (skills-ref fails it too);
+    the other PATHs of the run are still checked."""
+    empty = tmp_path / "docs"
+    empty.mkdir()
+    (empty / "README.md").write_text("# Not a skill\n")
+    _skill(tmp_path, "skills/pdf-tools")
+    code, report = lint_json("--isolated", "docs", "skills", cwd=tmp_path)
+    assert code == 1
+    assert [s["path"] for s in report["skills"]] == ["skills/pdf-tools"]
+    [diag] = report["diagnostics"]
+    assert (diag["code"], diag["severity"], diag["path"]) == ("SK100", "error", "docs")
+    assert "no skill found under this directory" in diag["message"]
+
+
+def test_a_folder_inside_a_skill_names_that_skill(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path, "pdf-tools", files={"scripts/x.py": "print()\n"})
+    assert discover([skill / "scripts"]).skills == [skill]
+    assert discover([skill / "scripts"]).problems == []
+
+
+def test_a_file_path_outside_any_skill_stays_ignored(tmp_path: Path) -> None:
+    """pre-commit passes every changed file: one that belongs to no skill is not a finding."""
+    (tmp_path / "README.md").write_text("# Not a skill\n")
+    code, report = lint_json("--isolated", "README.md", cwd=tmp_path)
+    assert (code, report["diagnostics"], report["skills"]) == (0, [], [])
+
+
+def test_a_skill_md_symlinked_into_the_linted_tree_is_read(tmp_path: Path) -> None:
+    """Runtimes and skills-ref follow the link: its content is linted (a warning for the
+    link); outside the directories being linted it is never opened (an error)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pdf.md").write_text(
+        "---\nname: pdf-tools\ndescription: " + DESC + "\n---\n# PDF\n\nSee [api](api.md).\n"
+    )
+    skill = tmp_path / "skills" / "pdf-tools"
+    skill.mkdir(parents=True)
+    os.symlink("../../docs/pdf.md", skill / "SKILL.md")
+    code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    found = sorted((d["code"], d["severity"], d["path"]) for d in report["diagnostics"])
+    assert found == [
+        ("SK101", "warning", "skills/pdf-tools/SKILL.md"),
+        ("SK501", "error", "skills/pdf-tools/SKILL.md"),  # the target's text was linted
+    ]
+    assert code == 1
+    code, report = lint_json("--isolated", "skills", cwd=tmp_path)
+    [diag] = report["diagnostics"]
+    assert (diag["code"], diag["severity"]) == ("SK101", "error")
+    assert "outside the skill" in diag["message"]

@@ -59,11 +59,11 @@ def test_a_skill_edited_after_its_check_is_checked_again_before_packing(
     victim = made[len(made) // 2]
     load_again = engine._load_again
 
-    def edited_meanwhile(summary):
+    def edited_meanwhile(summary, *rest):
         if summary.root == victim:
             skill_md = victim / "SKILL.md"
             skill_md.write_bytes(skill_md.read_bytes() + b"\n[gone](references/missing.md)\n")
-        return load_again(summary)
+        return load_again(summary, *rest)
 
     monkeypatch.setattr(engine, "_load_again", edited_meanwhile)
     out = tmp_path / "second.tar.gz"

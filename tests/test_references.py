@@ -295,7 +295,7 @@ def test_missing_path_mentions_and_non_portable_paths(tmp_path):
             at("references/forms.md", "SK507"),
             at("scripts\\extract.py", "SK508"),
             at("C:\\Users", "SK508"),
-            at("\\\\server", "SK508"),
+            # `\\\\server\\share` shows the syntax of a share: not one machine's path
             at("/Users/alice", "SK508"),
             at("/home/bob", "SK508"),
         ]
@@ -370,7 +370,7 @@ def test_each_markdown_file_is_parsed_at_most_once(tmp_path, monkeypatch):
         tmp_path,
         "\n# PDF\n\n[a](references/a.md#x) [b](#nope) `scripts/none.py` C:\\x\\y.txt\n",
         files={
-            "references/a.md": "# A\n\n[b](b.md) [c](c.md#y) scripts/gone.py /home/u/x\n",
+            "references/a.md": "# A\n\n[b](b.md) [c](c.md#y) scripts/gone.py /home/lucas/x\n",
             "references/b.md": "# B\n",
         },
     )
@@ -443,3 +443,20 @@ def test_a_nested_skill_is_checked_once_by_itself(tmp_path):
         ("outer/inner/SKILL.md", *where(text, "references/gone.md"), "SK501"),
         ("outer/inner/scripts/orphan.py", 1, 1, "SK506"),
     ]
+
+
+def test_site_relative_links_and_slash_commands(tmp_path):
+    """`/docs/x` copied from a web page is one warning per file; `/commit` is a command;
+    machine paths still leave the skill."""
+    body = (
+        "\n# PDF\n\nSee [scopes](/docs/oauth), [api](/api/ref.md) and [more](/docs/more).\n"
+        "Then run [/commit](/commit) or [/pdf:fill](/pdf:fill). Not [hosts](/etc/hosts).\n"
+    )
+    path = skill(tmp_path, body)
+    text = (path / "SKILL.md").read_text(encoding="utf-8")
+    assert diagnostics(path, "SK502,SK512") == [
+        ("SKILL.md", *where(text, "/docs/oauth"), "SK512"),
+        ("SKILL.md", *where(text, "/etc/hosts"), "SK502"),
+    ]
+    [message] = messages(path, "SK512")
+    assert "'/docs/oauth' (2 more in this file) is relative to a web site" in message

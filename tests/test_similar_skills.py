@@ -7,7 +7,7 @@ import random
 import time
 from pathlib import Path
 
-from conftest import lint_json, write_skill
+from conftest import invoke, lint_json, write_skill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,11 +65,44 @@ def test_copies_of_one_description_are_each_reported_once(tmp_path: Path) -> Non
 
 def test_same_name_is_left_to_duplicate_name(tmp_path: Path) -> None:
     text = "Profiles CSV files and summarises every column. Use when given a CSV."
-    write_skill(tmp_path / "a", "csv", frontmatter=f"name: csv\ndescription: {text}\n")
-    write_skill(tmp_path / "b", "csv", frontmatter=f"name: csv\ndescription: {text}\n")
+    write_skill(tmp_path, "csv-a", frontmatter=f"name: csv\ndescription: {text}\n")
+    write_skill(tmp_path, "csv-b", frontmatter=f"name: csv\ndescription: {text}\n")
     _code, report = lint_json("--isolated", "--select", "SK801,SK802", ".", cwd=tmp_path)
     assert found(report, "SK802") == []
+    assert found(report, "SK801") == [("csv-b/SKILL.md", 2, 7)]
+
+
+def test_skills_of_two_roots_are_compared_only_with_duplicate_scope_run(tmp_path: Path) -> None:
+    """Two repositories linted in one run are never loaded together; `duplicate-scope =
+    "run"` compares them anyway (one skills folder assembled from several sources)."""
+    text = "Profiles CSV files and summarises every column. Use when given a CSV."
+    write_skill(tmp_path / "a", "csv", frontmatter=f"name: csv\ndescription: {text}\n")
+    write_skill(tmp_path / "b", "csv", frontmatter=f"name: csv\ndescription: {text} Fast.\n")
+    _code, report = lint_json("--isolated", "--select", "SK801,SK802", ".", cwd=tmp_path)
+    assert report["diagnostics"] == []
+    (tmp_path / "skillcheck.toml").write_text('duplicate-scope = "run"\n', encoding="utf-8")
+    _code, report = lint_json("--select", "SK801,SK802", ".", cwd=tmp_path)
     assert found(report, "SK801") == [("b/csv/SKILL.md", 2, 7)]
+    (tmp_path / "skillcheck.toml").write_text('duplicate-scope = "repo"\n', encoding="utf-8")
+    result = invoke("lint", "--select", "SK801", ".", cwd=tmp_path)
+    assert result.exit_code == 2  # an unknown scope is a configuration error
+    assert "duplicate-scope" in result.stderr
+
+
+def test_the_same_kind_of_skill_for_another_product_is_not_a_near_duplicate(
+    tmp_path: Path,
+) -> None:
+    def desc(name: str, text: str) -> None:
+        write_skill(tmp_path, name, frontmatter=f"name: {name}\ndescription: {text}\n")
+
+    desc("aws-review", "Performs an AWS Well-Architected review of the workload and its IaC.")
+    desc("azure-review", "Performs an Azure Well-Architected review of the workload and its IaC.")
+    desc("sdk-ios", "Zoom Video SDK for iOS native apps. Use when building custom video sessions.")
+    desc("sdk-android", "Zoom Video SDK for Android native apps. Use when building video sessions.")
+    desc("sdk-copy", "Zoom Video SDK for iOS native apps. Use when building video sessions.")
+    _code, report = lint_json("--isolated", "--select", "SK802", ".", cwd=tmp_path)
+    # only the copy that names nothing new is reported
+    assert found(report, "SK802") == [("sdk-ios/SKILL.md", 3, 14)]
 
 
 def _brute_force(sets: list[frozenset[str]]) -> dict[int, float]:

@@ -15,14 +15,14 @@ is written from memory: the recorded `rejected` flag documents it, skills-ref de
 
 Deliberate differences (each pinned by a test so a change is noticed):
 
-- A PATH without any SKILL.md is a tree holding no skill to skillcheck ("no skills found",
-  exit 0, as linters do for an empty tree and as pre-commit needs); `validate` takes one
-  skill directory and reports "Missing required file: SKILL.md" (or "Not a directory").
+- A directory PATH without any SKILL.md fails both (skillcheck: SK100, exit 1). A file PATH
+  that belongs to no skill is ignored by skillcheck ("no skills found", exit 0, as pre-commit
+  needs: it passes every changed file); `validate` reports "Not a directory".
 - skills-ref is given the skill directory by its path. `agentskills validate .` compares the
   name with '' (the name of `Path(".")`) and always fails; skillcheck compares the name with
   the directory's real name instead of copying that bug.
-- skillcheck never reads outside a skill: a SKILL.md symlinked to a file outside the skill is
-  an error (SK101) where skills-ref follows the link.
+- skillcheck never reads outside the directories it lints: a SKILL.md symlinked to a file
+  outside them is an error (SK101) where skills-ref follows the link (inside them, both read it).
 
 Known to differ and left out of the generator: an empty key (`: x`, which strictyaml reads
 and libyaml does not); a frontmatter over 64 KiB, which skillcheck reads with libyaml even
@@ -355,11 +355,16 @@ def test_paths_that_hold_no_skill_are_the_deliberate_difference(tmp_path: Path) 
     empty.mkdir()
     a_file = tmp_path / "file.txt"
     a_file.write_text("test", encoding="utf-8")
-    for path in (empty, a_file):
-        assert skills_ref_verdict(path)[0]
-        result = invoke("lint", "--isolated", "--target", "skills-ref", str(path))
-        assert result.exit_code == 0
-        assert "no skills found" in result.stderr
+    assert skills_ref_verdict(empty)[0]
+    result = invoke("lint", "--isolated", "--target", "skills-ref", "--format", "json", str(empty))
+    assert result.exit_code == 1  # agrees with skills-ref: a directory with no skill fails
+    [diag] = json.loads(result.stdout)["diagnostics"]
+    assert (diag["code"], diag["severity"]) == ("SK100", "error")
+    assert "no skill found under this directory" in diag["message"]
+    assert skills_ref_verdict(a_file)[0]
+    result = invoke("lint", "--isolated", "--target", "skills-ref", str(a_file))
+    assert result.exit_code == 0  # the deliberate difference: pre-commit passes any file
+    assert "no skills found" in result.stderr
     # a PATH that does not exist is a usage error to both command lines (click: exit 2)
     assert skills_ref_verdict(tmp_path / "nonexistent")[0]
     result = invoke("lint", "--isolated", "--target", "skills-ref", str(tmp_path / "nonexistent"))

@@ -14,8 +14,45 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from skillcheck.model import Finding, Outcome, Pos, Severity, SkillSummary, Span
+from skillcheck.paths import plugin_root
 from skillcheck.rules.base import Context, rule
 from skillcheck.targets import TARGETS, impacts
+
+# --- which skills are loaded together ------------------------------------------------------
+
+
+def load_group(root: Path) -> tuple[str, str]:
+    """The set of skills a runtime loads together with the skill at ``root``: its plugin
+    (Claude Code namespaces a plugin's skills as `plugin:skill`, so they collide only with
+    each other), else its skills root (the folder holding the skill directory)."""
+    plugin = plugin_root(root.parent)
+    if plugin is not None:
+        return ("plugin", str(plugin))
+    return ("root", str(root.parent))
+
+
+def loaded_together(skills: list[SkillSummary], ctx: Context) -> Iterator[list[SkillSummary]]:
+    """The linted skills split into the sets loaded together (option `duplicate-scope`:
+    `skills-root`, the default, or `run` for every skill of the run as one set)."""
+    if ctx.option("duplicate-scope", "skills-root") == "run":
+        yield skills
+        return
+    groups: dict[tuple[str, str], list[SkillSummary]] = {}
+    for skill in skills:
+        groups.setdefault(load_group(skill.root), []).append(skill)
+    yield from groups.values()
+
+
+_SCOPE_DOC = """
+        `duplicate-scope` (default `skills-root`): which skills are compared. `skills-root`
+        compares the skills of one plugin (the nearest folder above the skill holding
+        `.claude-plugin/plugin.json`, up to the repository root) and otherwise the skills
+        in one skills root (the folder holding the skill directories, such as
+        `.claude/skills/`): runtimes load those together, while Claude Code namespaces plugin
+        skills (`plugin:skill`) and two repositories linted in one run are never installed
+        together. `run` compares every skill linted in the run, as when one folder of
+        skills is assembled from several sources.
+"""
 
 
 @rule(
@@ -25,7 +62,8 @@ from skillcheck.targets import TARGETS, impacts
     "Two skills in the linted set have the same name.",
     what="""
         Reports every skill whose name (the declared `name`, or the directory name when there
-        is none) is already used by another skill linted in the same run, naming the other.
+        is none) is already used by another skill loaded together with it (the same plugin,
+        or the same skills root; see the option), naming the other.
     """,
     why="""
         Loaders key skills by name: when two collide one of them is silently shadowed
@@ -40,11 +78,17 @@ from skillcheck.targets import TARGETS, impacts
         skills/pdf-forms/SKILL.md:    name: pdf-forms
         skills/pdf-tools/SKILL.md:    name: pdf-tools
     """,
+    options=_SCOPE_DOC,
     scope="collection",
 )
 def duplicate_name(
     skills: list[SkillSummary], ctx: Context
 ) -> Iterator[tuple[SkillSummary, Finding]]:
+    for group in loaded_together(skills, ctx):
+        yield from _duplicate_names(group)
+
+
+def _duplicate_names(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary, Finding]]:
     first: dict[str, SkillSummary] = {}
     for skill in skills:
         name = skill.key_name
@@ -173,14 +217,17 @@ def similar_pairs(
     Severity.WARNING,
     "Two skills have nearly the same description, so agents cannot tell them apart.",
     what="""
-        Compares the descriptions of all skills linted together and reports a skill whose
+        Compares the descriptions of the skills loaded together and reports a skill whose
         description is nearly the same as an earlier skill's, naming that skill. Descriptions
         are compared by their content words: lower-cased, NFKC-normalised, crudely stemmed,
         without stop words and without the phrasing every trigger clause shares ("use this
         skill when the user asks..."). Two descriptions collide when the Jaccard similarity
-        of these word sets is 0.6 or more and each has at least three content words. The
-        comparison is an exact similarity join that only compares skills sharing a rare word,
-        so it stays fast for tens of thousands of skills.
+        of these word sets is 0.6 or more and each has at least three content words, unless
+        one names something the other does not (a product, language or service written as a
+        name: `… SDK for Python` and `… SDK for Java`, `Azure …` and `AWS …`). Only skills
+        loaded together are compared (see the option). The comparison is an exact similarity
+        join that only compares skills sharing a rare word, so it stays fast for tens of
+        thousands of skills.
     """,
     why="""
         An agent chooses a skill by its description alone. When two descriptions say the same
@@ -200,11 +247,17 @@ def similar_pairs(
         pdf-forms/SKILL.md:  description: Fills and flattens PDF forms. Use when the user
                              needs a PDF form completed.
     """,
+    options=_SCOPE_DOC,
     scope="collection",
 )
 def near_duplicate_description(
     skills: list[SkillSummary], ctx: Context
 ) -> Iterator[tuple[SkillSummary, Finding]]:
+    for group in loaded_together(skills, ctx):
+        yield from _near_duplicates(group)
+
+
+def _near_duplicates(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary, Finding]]:
     # the word sets were computed when each skill was checked (summary.summarise)
     entries = [s for s in skills if s.description is not None and s.description_span]
     sets = [skill.description_stems for skill in entries]
@@ -212,6 +265,8 @@ def near_duplicate_description(
         skill, other = entries[later], entries[earlier]
         if skill.key_name == other.key_name:
             continue  # SK801 reports the duplicate name
+        if _set_apart(skill.description or "", other.description or ""):
+            continue
         common = sets[later] & sets[earlier]
         pairs = _content_words(skill.description or "")
         shared = list(dict.fromkeys(word for stem, word in pairs if stem in common))
@@ -226,6 +281,44 @@ def near_duplicate_description(
                 span=skill.description_span,  # type: ignore[arg-type]
             ),
         )
+
+
+_NAME_WORD = re.compile(r"[^\W_]+")
+_SENTENCE_END = frozenset(".!?:;\n")
+
+
+def _names(text: str) -> set[str]:
+    """Stems of the words written as names: a capital inside a sentence (`Python`, `Azure`),
+    a capital after the first letter (`iOS`, `GitHub`, `AWS`), or letters with digits
+    (`S3`, `EC2`)."""
+    text = unicodedata.normalize("NFKC", text)
+    out: set[str] = set()
+    for match in _NAME_WORD.finditer(text):
+        word = match.group(0)
+        if len(word) < 2 or word.isdigit():
+            continue
+        inner_capital = any(ch.isupper() for ch in word[1:])
+        digits = any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
+        if not (inner_capital or digits):
+            if not word[0].isupper():
+                continue
+            before = text[: match.start()].rstrip(" \t\"'`*([")
+            if not before or before[-1] in _SENTENCE_END:
+                continue  # a sentence's first word is capitalised anyway
+        folded = word.casefold()
+        if folded not in _STOP_WORDS:
+            out.add(_stem(folded))
+    return out
+
+
+def _set_apart(first: str, second: str) -> bool:
+    """Whether one description names something the other does not (`… for Python` and
+    `… for Java`, `Automate Telnyx tasks` and `Automate Composio tasks`): the same kind of
+    skill for another product, language or service is not a duplicate, the name tells the
+    agent which to use."""
+    one, two = _names(first), _names(second)
+    words_one, words_two = description_words(first), description_words(second)
+    return bool(one - words_two) or bool(two - words_one)
 
 
 # --- SK803 nested skills -------------------------------------------------------------------

@@ -10,10 +10,11 @@ resolves paths the same way.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
@@ -32,7 +33,15 @@ from skillcheck.model import (
     SkillFile,
     Span,
 )
-from skillcheck.paths import Resolution, Tree, describe_difference, has_scheme, show, tree_of
+from skillcheck.paths import (
+    Resolution,
+    Tree,
+    describe_difference,
+    has_scheme,
+    machine_path,
+    show,
+    tree_of,
+)
 from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
 from skillcheck.targets import every
 
@@ -136,9 +145,43 @@ def _use(tree: Tree, doc: Doc, dest: str, link: Link | None) -> LinkUse | None:
     frag = unquote(fragment) if hash_ else None
     if not path:
         return LinkUse(doc, link, dest, "", frag, None)
+    if _SLASH_COMMAND.match(path) and not machine_path(path):
+        return None  # `/commit`, `/plugin:skill`: a command the agent runs, not a file
+    base = doc.base
+    placeholder = _SKILL_DIR_VAR.match(path)
+    if placeholder is not None:  # `{baseDir}/references/x.md`: from the skill root
+        path, base = path[placeholder.end() :], ""
+    else:
+        placeholder = _PLUGIN_ROOT_VAR.match(path)
+        if placeholder is not None:
+            inside = tree.in_plugin()
+            rest = path[placeholder.end() :]
+            if inside is None or not rest.startswith(inside + "/"):
+                return None  # another part of the plugin: outside what is checked
+            path, base = rest[len(inside) + 1 :], ""
+    if _TEMPLATE.search(path) or path.rpartition("/")[2].lower() in _TEMPLATE_WORDS:
+        return None  # `path/to/file`, `<name>.md`, `[link](url)`: a shape, not a file
     backslash = "\\" in path
-    res = tree.resolve(path.replace("\\", "/") if backslash else path, doc.base)
+    res = tree.resolve(path.replace("\\", "/") if backslash else path, base)
     return LinkUse(doc, link, dest, path, frag, res, backslash)
+
+
+# Variables runtimes replace with the skill's folder before the agent reads the text:
+# `{baseDir}` (OpenClaw), `${CLAUDE_SKILL_DIR}` (Claude Code), and `$SKILL_DIR` as written in
+# many skills; `${CLAUDE_PLUGIN_ROOT}` is the plugin's folder.
+_SKILL_DIR_VAR = re.compile(
+    r"(?:\{baseDir\}|\$\{?(?:CLAUDE_SKILL_DIR|SKILL_DIR|SKILL_ROOT)\}?)(?:/|\Z)"
+)
+_PLUGIN_ROOT_VAR = re.compile(r"\$\{?CLAUDE_PLUGIN_ROOT\}?(?:/|\Z)")
+# what only a template or an example writes in a destination: placeholders (`<name>`,
+# `{topic}`, `$VAR`, `[Results]`), `path/to/`, elisions and globs
+_TEMPLATE = re.compile(r"[<>{}\[\]$*]|\.\.\.|…|(?:^|/)path/to/|(?:^|/)your[-_]|YOUR_|_HERE\b")
+_TEMPLATE_WORDS = frozenset({"link", "url", "path", "file", "filename", "href", "target"})
+
+
+# ``/commit``, ``/review-pr``, ``/plugin:skill``: one segment, no extension (``/README.md`` and
+# ``/docs/oauth`` are site-relative links, SK512's)
+_SLASH_COMMAND = re.compile(r"/[A-Za-z][\w-]*(?::[\w.-]+)*\Z")
 
 
 # Possible link destinations, found by regular expressions over the raw text: a superset of
@@ -205,10 +248,12 @@ class Mentions:
     A file is mentioned in SKILL.md when SKILL.md links to it or to a folder holding it, or
     writes its path (``scripts/extract.py``, ``./scripts/extract.py``,
     ``${CLAUDE_SKILL_DIR}/scripts/extract.py``), its file name with an extension
-    (``run extract.py``) or the path of a sub-folder holding it (``assets/templates/``; the
-    bare top folders ``scripts/`` ... are too generic to count), in any letter case.
-    Links are taken from the raw text (a superset of CommonMark's), so a skill never gets
-    more findings because its SKILL.md was parsed.
+    (``run extract.py``) or the path of a sub-folder holding it (``assets/templates/``; a
+    top folder inside a path, ``scripts/other.py``, is too generic to count), in any letter
+    case. A top folder named as a folder (`` `references/` `` alone in code, "the references
+    directory") counts for every file in it: the agent is told to look there. Links are
+    taken from the raw text (a superset of CommonMark's), so a skill never gets more
+    findings because its SKILL.md was parsed.
     """
 
     def __init__(self, skill: Skill, linked: list[LinkUse]) -> None:
@@ -224,6 +269,9 @@ class Mentions:
                 else:
                     self.linked.add(use.res.rel)
         self._cache: dict[str, bool] = {}
+        # top folders SKILL.md names as folders (`references/` alone in code, "the
+        # references folder"): the agent knows to list them
+        self.folders = {m.group("a") or m.group("b") for m in _FOLDER_NAMED.finditer(self.text)}
 
     def _written(self, rel: str, text: str, directory: bool = False) -> bool:
         return written_as_path(rel.lower(), text, directory)
@@ -233,7 +281,8 @@ class Mentions:
             return self._cache[rel]
         name = rel.rpartition("/")[2]
         found = (
-            rel in self.linked
+            rel.partition("/")[0] in self.folders
+            or rel in self.linked
             or self._written(rel, self.text)
             # a bare file name ("run package_skill.py") still tells the agent it exists
             or ("." in name.strip(".") and self._written(name, self.text))
@@ -249,6 +298,12 @@ class Mentions:
                     break
         self._cache[rel] = found
         return found
+
+
+_FOLDER_NAMED = re.compile(
+    r"`(?P<a>scripts|references|assets)/?`(?!\w)"
+    r"|\b(?P<b>scripts|references|assets)/?`?\s+(?:directory|folder|dir)\b"
+)
 
 
 @dataclass
@@ -405,6 +460,18 @@ def _what(link: Link | None) -> str:
         file with a look-alike name exists (a Cyrillic `а` for a Latin `a`, a typo), the message
         names it and the characters that differ. Markdown files are read up to their first
         512,000 characters.
+
+        Runtime variables naming the skill's folder are replaced first: `{baseDir}/x.md`
+        (OpenClaw), `${CLAUDE_SKILL_DIR}/x.md` (Claude Code) and `$SKILL_DIR/x.md` resolve
+        from the skill root; `${CLAUDE_PLUGIN_ROOT}/skills/<this skill>/x.md` too, and other
+        paths of the plugin are not checked (they are outside the skill). A link in another
+        Markdown file that is missing from that file's folder but exists from the skill root
+        (`scripts/run.py` written in `references/guide.md`) is a warning naming the relative
+        path. Template shapes are not links to check: placeholders (`<name>.md`,
+        `{topic}.md`, `$VAR`, `[Results]`), `path/to/...`, `your-file`, elisions (`...`),
+        globs, and a destination that is only the word `link`, `url`, `path` or `file`. In a
+        file copied from a web site (it holds site-relative links, SK512), a missing link
+        without an extension (`../basics/tutorial`) names a page of that site: a warning.
     """,
     why="""
         The specification has the agent read referenced files on demand ("progressive
@@ -420,7 +487,15 @@ def _what(link: Link | None) -> str:
     """,
 )
 def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    for use in checked_uses(skill):
+    uses = checked_uses(skill)
+    # files copied from a web site (they hold site-relative links, SK512): their relative
+    # links without an extension are pages of that site, not files of the skill
+    from_site = {
+        use.doc.rel
+        for use in uses
+        if use.res is not None and use.res.status == "outside" and use.res.reason == "site"
+    }
+    for use in uses:
         res = use.res
         if res is None:
             continue
@@ -445,6 +520,30 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 " links with the file",
             )
         elif res.status == "missing":
+            if use.doc.rel in from_site and "." not in use.path.rpartition("/")[2]:
+                yield Finding(
+                    f"{what} target {show(use.path)} is not in the skill; this file holds"
+                    " links relative to a web site, and this one names a page of that site:"
+                    " write the absolute URL (https://…)",
+                    span=use.span,
+                    path=use.doc.path,
+                    severity=Severity.WARNING,
+                )
+                continue
+            from_root = tree_of(skill).resolve(use.path) if use.doc.base else None
+            if from_root is not None and from_root.ok:
+                # written from the skill root, as SKILL.md would: the agent may well find
+                # it, a renderer does not; a warning with the relative path
+                fixed = _relative(from_root.rel, use.doc.base)
+                yield Finding(
+                    f"{what} target {show(use.path)} is not in {show(use.doc.base + '/')},"
+                    f" the folder of this file, but {show(from_root.rel)} is in the skill:"
+                    f" links resolve from the file that holds them; write {show(fixed)}",
+                    span=use.span,
+                    path=use.doc.path,
+                    severity=Severity.WARNING,
+                )
+                continue
             yield _finding(use, _missing_message(use, what, res))
 
 
@@ -481,10 +580,18 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
     Severity.ERROR,
     "A link resolves outside the skill directory.",
     what="""
-        Reports relative links that climb out of the skill with `../`, absolute paths
-        (`/Users/alice/notes.md`, `/docs/x.md`, `C:\\docs\\x.md`, `~/x.md`, `file:` URLs), and
-        links that leave the skill through a symlink on the way (`shared/x.md` where `shared`
-        links to `../../common`). The check is lexical: nothing outside the skill is looked at.
+        Reports relative links that climb out of the skill with `../`, absolute paths into a
+        machine (`/Users/alice/notes.md`, `/home/bob/x.md`, `/etc/hosts`, `C:\\docs\\x.md`,
+        `~/x.md`, `file:` URLs), and links that leave the skill through a symlink on the way
+        (`shared/x.md` where `shared` links to `../../common`). The check is lexical: nothing
+        outside the skill is looked at. A `../` link from a skill of a plugin (a folder above
+        it holds `.claude-plugin/plugin.json`) that stays inside the plugin is a warning:
+        Claude Code installs the whole plugin and finds the file, other ways of installing
+        the skill do not. An absolute path is a machine path when its first
+        folder is one of a machine's top-level folders (`Users`, `home`, `root`, `etc`, `tmp`,
+        `var`, `opt`, `usr`, `Volumes`, `mnt` ...). Any other one (`/docs/oauth`) is a link
+        copied from a web site, which SK512 reports as a warning, and a single word with no
+        extension (`/commit`, `/plugin:skill`) is a slash command, not a path.
     """,
     why="""
         A skill is installed, uploaded and packaged as its own directory: claude.ai and the
@@ -502,7 +609,7 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
 def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for use in checked_uses(skill):
         res = use.res
-        if res is None or res.status != "outside":
+        if res is None or res.status != "outside" or res.reason == "site":
             continue
         what = _what(use.link)
         shown = show(use.path)
@@ -522,10 +629,81 @@ def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
             message = f"{what} {shown} leaves the skill{through}"
         else:
             message = f"{what} {shown} leads outside the skill directory"
+            if _stays_in_plugin(skill, use):
+                # Claude Code installs the whole plugin: the link works there, and breaks
+                # where the skill folder travels alone (uploads, other runtimes, packs)
+                yield Finding(
+                    message + " but stays inside its plugin: Claude Code, which installs the"
+                    " whole plugin, finds it; an upload or a copy of the skill folder alone"
+                    " does not: copy the file into the skill if the skill is used on its own",
+                    span=use.span,
+                    path=use.doc.path,
+                    severity=Severity.WARNING,
+                )
+                continue
         yield _finding(
             use,
             message + "; installed and packaged copies of the skill do not contain it: copy the"
             " file into the skill (e.g. references/) and link it relatively",
+        )
+
+
+def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
+    """Whether a `../` link that leaves the skill still ends inside the skill's plugin
+    (lexically: nothing outside the skill is looked at)."""
+    inside = tree_of(skill).in_plugin()
+    if inside is None or use.res is None or use.res.via:
+        return False
+    joined = posixpath.normpath(posixpath.join(inside, use.doc.base, use.path))
+    return joined != ".." and not joined.startswith("../")
+
+
+# --- SK512 ------------------------------------------------------------------------------------
+
+
+@rule(
+    "SK512",
+    "site-relative-link",
+    Severity.WARNING,
+    "A link is a site-relative web path (`/docs/x`), which names no file of the skill.",
+    what="""
+        Reports links whose destination starts with `/` but whose first folder is not a
+        machine's top-level folder (`/docs/oauth`, `/api/reference.md`): the shape of links in
+        text copied from a web site, where they are relative to the site. Machine paths
+        (`/Users/...`, `/home/...`, `/etc/...`) are SK502's; a single word with no extension
+        (`/commit`, `/plugin:skill`) is a slash command and is not reported. Each file gets
+        one finding, at its first such link, with the count of the others.
+    """,
+    why="""
+        Outside the site it came from, `/docs/oauth` names nothing: the agent that follows it
+        reads a file at the root of its machine, and a rendered page links to the wrong host.
+        The skill still loads and works, so this is a warning: make it an absolute URL.
+    """,
+    bad="""
+        See [the OAuth scopes](/docs/oauth#scopes).
+    """,
+    good="""
+        See [the OAuth scopes](https://example.com/docs/oauth#scopes).
+    """,
+)
+def site_relative_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    # one finding per file: a page copied from a site holds thousands of such links, and
+    # each says the same thing
+    by_doc: dict[str, list[LinkUse]] = {}
+    for use in checked_uses(skill):
+        res = use.res
+        if res is not None and res.status == "outside" and res.reason == "site":
+            by_doc.setdefault(use.doc.rel, []).append(use)
+    for uses in by_doc.values():
+        use = uses[0]
+        more = len(uses) - 1
+        also = f" ({more} more in this file)" if more else ""
+        yield Finding(
+            f"{_what(use.link)} {show(use.path)}{also} is relative to a web site, not a file"
+            " of the skill; write the absolute URL (https://…), or link a copy inside the"
+            " skill relatively",
+            span=use.span,
+            path=use.doc.path,
         )
 
 
@@ -858,8 +1036,10 @@ def _named_in(entry: SkillFile, here: str, text: str) -> bool:
         that no file reachable from SKILL.md names either (a helper module imported by a
         documented script, a file linked from a reference: those chains are SK505's
         business). A link to a folder, or a written path of a sub-folder (`assets/templates/`),
-        counts for the files in it. Dotfiles, `__init__.py`, symlinks (SK509/SK510) and junk
-        that SK7xx reports are left out.
+        counts for the files in it, and so does naming a top folder as a folder
+        (`` `references/` `` alone in code, "the `references` directory"): the agent is told to
+        look there. Dotfiles, `__init__.py`, symlinks (SK509/SK510) and junk that SK7xx
+        reports are left out.
     """,
     why="""
         The agent learns what a skill holds only from SKILL.md: a file it is never told about is
@@ -1083,6 +1263,8 @@ def find_local_paths(text: str) -> Iterator[Hit]:
                 continue  # an escape, a UNC share or a line-ending backslash
             if start and text[start - 1] in "/~:":
                 continue  # part of a drive path or URL, reported as such
+            if _after_drive_path(text, start):
+                continue  # `C:\\Program Files\\x.ini`: the rest of a path with a space
             hits.append(Hit(start, end, word, "back"))
     if "/Users/" in text or "/home/" in text or "/root/" in text:
         if ":/Users/" in text:
@@ -1108,6 +1290,16 @@ def find_local_paths(text: str) -> Iterator[Hit]:
     yield from hits
 
 
+def _after_drive_path(text: str, start: int) -> bool:
+    """Whether ``start`` continues a drive path begun earlier on its line (a path with spaces:
+    nothing that ends a path, such as a backtick or a quote, lies between)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    drive = text.rfind(":\\", line_start, start)
+    if drive < 0:
+        return False
+    return not any(ch in "`'\"<>|" for ch in text[drive:start])
+
+
 @rule(
     "SK507",
     "missing-path-mention",
@@ -1120,8 +1312,11 @@ def find_local_paths(text: str) -> Iterator[Hit]:
         skill. Paths are taken from the skill root, as the specification writes them (in other
         Markdown files, a path relative to that file is accepted too). Fenced code blocks,
         globs (`scripts/*.py`), placeholders (`assets/<name>.png`), paths written after
-        "example" or "e.g." on their line (`**Examples**: references/finance.md`) and link
-        destinations (SK501 checks those) are not checked.
+        "example", "e.g." or "such as" on their line (`**Examples**: references/finance.md`),
+        paths on a line of counter-examples or hypotheticals (❌, "don't", "bad", "wrong",
+        "would be" ...), in a quoted phrase of prose or in the text of a link to a URL, and link
+        destinations (SK501 checks those) are not checked, nor a link's text that repeats a
+        destination SK501–SK503 report on that line (`[scripts/x.py](scripts/x.py)`).
     """,
     why="""
         Instructions such as "run `python scripts/extract.py`" are what the agent executes.
@@ -1149,20 +1344,17 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
         cleared.add(key)
         return False
 
-    examples: dict[tuple[str, int], int | None] = {}  # (file, line): first "example" in it
+    linked: set[tuple[str, int, str]] | None = None
+    shown = _ShownMemo()
     for doc, segment, hit in _scan(skill, find_mentions, suspect):
         after = segment.text[hit.end : hit.end + 1]
         if after and after in _PLACEHOLDER_AFTER:
             continue
-        md = parsed(skill, doc)
-        line = md.line(segment.line) if md else ""
-        key = (str(doc.path), segment.line)
-        if key not in examples:  # once per line: searching each hit's prefix is quadratic
-            found = _EXAMPLE.search(line)
-            examples[key] = None if found is None else found.start()
-        first = examples[key]
-        cut = segment.column - 1 + hit.start
-        if first is not None and first < cut and _EXAMPLE.search(line, first, cut):
+        if linked is None:
+            linked = _reported_links(skill)
+        if (doc.rel, segment.line, posixpath.normpath(hit.text)) in linked:
+            continue  # `[scripts/x.py](scripts/x.py)`: SK501/SK502/SK503 report the link
+        if _shown_only(skill, doc, segment, hit, parsed(skill, doc), shown):
             continue  # "Examples: `references/finance.md`" shows a shape, not a file
         res, path = _mention_status(tree, doc, hit.text)
         column = segment.column + hit.start
@@ -1194,8 +1386,21 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
             )
 
 
+def _reported_links(skill: Skill) -> set[tuple[str, int, str]]:
+    """(file, line, path) of the links SK501–SK503 report: the same path written as the
+    link's text on that line is not reported again by SK507."""
+    out: set[tuple[str, int, str]] = set()
+    for use in checked_uses(skill):
+        res = use.res
+        if res is None or use.link is None or not use.path:
+            continue
+        if use.backslash or res.status in ("missing", "outside", "loop") or res.case:
+            path = posixpath.normpath(use.path.replace("\\", "/"))
+            out.add((use.doc.rel, use.link.span.start.line, path))
+    return out
+
+
 _PLACEHOLDER_AFTER = set("<{[*$?")
-_EXAMPLE = re.compile(r"\bexamples?\b|\be\.g\.", re.IGNORECASE)
 
 
 def _mention_status(tree: Tree, doc: Doc, written: str) -> tuple[Resolution, str]:
@@ -1220,6 +1425,20 @@ def _local_path(hit: Hit, code: bool) -> str | None:
     """The path to report for a hit of ``find_local_paths``, or None. ``code=True`` is the
     more permissive reading (backslashes are literal), used on raw text before parsing."""
     text = hit.text.rstrip(".,;:!")  # sentence punctuation after the path
+    if hit.kind == "unc":
+        return None  # `\\\\server\\share` shows the syntax; no skill names a real share
+    if hit.kind == "home":
+        user = _home_user(text)
+        return text if user is not None and not _generic_user(user) else None
+    if hit.kind == "drive":
+        # `C:\\Program Files\\...` is where Windows keeps things, the same on every Windows
+        # machine; only a user's own folder is one person's
+        user = _drive_user(text)
+        return text if user is not None and not _generic_user(user) else None
+    if hit.kind == "url":
+        rest = text[len("file://") :]
+        user = _home_user(rest) or _drive_user(rest.lstrip("/"))
+        return text if user is not None and not _generic_user(user) else None
     if hit.kind != "back":
         return text
     if not code and all(
@@ -1227,9 +1446,153 @@ def _local_path(hit: Hit, code: bool) -> str | None:
     ):
         return None  # Markdown escapes such as file\_name
     parts = text.split("\\")
+    if text.lower().endswith((".ps1", ".bat", ".cmd", ".exe")):
+        return None  # `.\\setup.ps1`: a Windows-only file, written as Windows writes it
+    if any(p.startswith(".") and p not in (".", "..") for p in parts[1:]):
+        return None  # `vm\\.EVM`: a regular expression's escaped dot, not a folder
     if parts[0] in RESOURCE_DIRS or parts[0] in (".", "..") or _EXTENSION.search(text):
         return text
     return None  # regular expressions, `\n` in strings ...
+
+
+# user names that stand for "the user" in examples, or that every container or CI machine
+# has: `/home/user/...`, `/Users/you/...`, `/home/runner/...` (GitHub Actions), `/home/node`
+_GENERIC_USERS = frozenset(
+    {
+        "user", "username", "name", "me", "you", "yourname", "your-name", "your_name",
+        "yourusername", "myuser", "someone", "somebody", "example", "foo", "runner", "node",
+        "ubuntu", "ec2-user", "admin", "workspace", "vscode", "codespace", "codespaces",
+        "jovyan", "app", "coder", "dev", "developer", "default", "guest", "shared", "public",
+        "test",
+    }
+)  # fmt: skip
+
+
+def _generic_user(user: str) -> bool:
+    lowered = user.lower()
+    return (
+        len(lowered) == 1
+        or lowered in _GENERIC_USERS
+        or lowered.startswith(("your", "<", "{", "[", "$", "%", "*", "...", "…"))
+        or lowered.endswith((">", "}", "]"))
+    )
+
+
+def _home_user(path: str) -> str | None:
+    """``alice`` in ``/Users/alice/...`` or ``/home/alice/...``; None for ``/root/...``,
+    which every Linux machine and container has."""
+    for prefix in ("/Users/", "/home/"):
+        if path.startswith(prefix):
+            return path[len(prefix) :].split("/", 1)[0] or None
+    return None
+
+
+def _drive_user(path: str) -> str | None:
+    """``alice`` in ``C:\\Users\\alice\\...`` or ``C:/Users/alice/...``."""
+    parts = re.split(r"[\\/]", path)
+    if len(parts) >= 3 and len(parts[0]) == 2 and parts[0][1] == ":" and parts[1] == "Users":
+        return parts[2] or None
+    return None
+
+
+# a line that shows what not to do or what might be: its paths are not the skill's files
+_NOT_AN_INSTRUCTION = re.compile(
+    r"❌|✗|✘|🚫|⛔|\b(?:don'?t|do not|never|avoid|bad|wrong|incorrect|instead of|"
+    r"hard-?cod\w*|would be|could be|hypothetical(?:ly)?)\b",
+    re.IGNORECASE,
+)
+# words that, before a path on its line, make it an example ("Examples: references/x.md")
+_EXAMPLE = re.compile(
+    r"\bexamples?\b|\be\.g\.|\b(?:such as|for instance|imagine|suppose)\b", re.IGNORECASE
+)
+_QUOTES = (('"', '"'), ("“", "”"), ("‘", "’"))
+
+
+def _in_quotes(quotes: dict[str, list[int]], start: int) -> bool:
+    """Whether ``start`` lies inside a quoted phrase of prose (`"tailor scripts/x"`), given
+    the sorted offsets of each quote character in the text (``_quote_offsets``)."""
+    for open_, close in _QUOTES:
+        opens = quotes[open_]
+        before = bisect.bisect_left(opens, start)
+        if open_ == close:
+            if before % 2 == 1 and before < len(opens):
+                return True
+            continue
+        closes = quotes[close]
+        closed = bisect.bisect_left(closes, start)
+        if before > closed and closed < len(closes):
+            return True
+    return False
+
+
+def _quote_offsets(text: str) -> dict[str, list[int]]:
+    offsets: dict[str, list[int]] = {}
+    for pair in _QUOTES:
+        for char in pair:
+            if char not in offsets:
+                offsets[char] = [i for i, c in enumerate(text) if c == char]
+    return offsets
+
+
+@dataclass
+class _ShownMemo:
+    """What ``_shown_only`` computes once per line or segment rather than once per path:
+    searching a line again for each of its paths is quadratic on a long line of paths."""
+
+    lines: dict[tuple[str, int], tuple[bool, int | None]] = field(default_factory=dict)
+    quotes: dict[tuple[str, int, int], dict[str, list[int]]] = field(default_factory=dict)
+
+
+def _url_link_texts(skill: Skill, doc: Doc, md: Markdown) -> dict[int, list[tuple[int, int]]]:
+    """Columns of the text of links to URLs, by line: `[references/x.md](https://…)` names a
+    file of another project."""
+    key = ("references", "url-link-texts", doc.rel)
+    if key not in skill.derived:
+        out: dict[int, list[tuple[int, int]]] = {}
+        for link in md.links:
+            if link.start.line == link.span.start.line and has_scheme(link.dest):
+                out.setdefault(link.start.line, []).append(
+                    (link.start.column, link.span.start.column)
+                )
+        skill.derived[key] = out
+    return skill.derived[key]
+
+
+def _shown_only(
+    skill: Skill, doc: Doc, segment: Segment, hit: Hit, md: Markdown | None, memo: _ShownMemo
+) -> bool:
+    """Whether a path found in the text is only shown, not given to the agent: on a line of
+    counter-examples or hypotheticals, in a quoted phrase of prose, or in the text of a link
+    to a URL."""
+    if md is None:
+        return False
+    line = md.line(segment.line)
+    key = (doc.rel, segment.line)
+    facts = memo.lines.get(key)
+    if facts is None:
+        found = _EXAMPLE.search(line)
+        facts = (bool(_NOT_AN_INSTRUCTION.search(line)), None if found is None else found.start())
+        memo.lines[key] = facts
+    not_an_instruction, first_example = facts
+    if not_an_instruction:
+        return True
+    cut = segment.column - 1 + hit.start
+    # an "example" before the path: searched from the line's first one, so once per line
+    if (
+        first_example is not None
+        and first_example < cut
+        and _EXAMPLE.search(line, first_example, cut)
+    ):
+        return True
+    if not segment.code:
+        where = (doc.rel, segment.line, segment.column)
+        quotes = memo.quotes.get(where)
+        if quotes is None:
+            quotes = memo.quotes[where] = _quote_offsets(segment.text)
+        if _in_quotes(quotes, hit.start):
+            return True
+    texts = _url_link_texts(skill, doc, md)
+    return _covered(texts, segment.line, segment.column + hit.start)
 
 
 @rule(
@@ -1242,8 +1605,19 @@ def _local_path(hit: Hit, code: bool) -> str | None:
         written with backslashes (`scripts\\extract.py`, `C:\\tools\\x.exe`,
         `\\\\server\\share`) and absolute paths into one person's machine (`/Users/alice/...`,
         `/home/bob/...`, `/root/...`, `C:/Users/...`, `file:///...`). Markdown escapes
-        (`file\\_name`), regular expressions and fenced code blocks are left alone; links are
-        checked by SK501 and SK502.
+        (`file\\_name`), regular expressions and links (SK501 and SK502 check those) are left
+        alone. Fenced code blocks and the scripts under `scripts/` are checked for paths into
+        one person's home only (`python3 /home/lucas/tools/x.py`): a command or script that
+        uses one fails everywhere else.
+
+        Paths that are only shown are not reported: on a line of counter-examples or
+        hypotheticals (❌, "don't", "never", "avoid", "bad", "wrong", "instead of",
+        "hardcoded", "would be"), after "example", "e.g." or "such as" on their line, in a
+        quoted phrase of prose, or in the text of a link to a URL. Neither are the user
+        names that stand for any user or every container (`/home/user`, `/Users/you`,
+        `/home/runner`, `/home/node`, `<name>`, `$USER`), `/root/...` (on every Linux
+        machine), Windows system paths (`C:\\Program Files\\...`: only `C:\\Users\\<name>` is
+        one person's), and `\\\\server\\share` (the syntax of a network share).
     """,
     why="""
         Skills run on other machines: Codex, CI and most agent sandboxes are Linux, where a
@@ -1262,9 +1636,10 @@ def non_portable_path(skill: Skill, ctx: Context) -> Iterator[Finding]:
     def suspect(doc: Doc, hit: Hit) -> bool:
         return _local_path(hit, code=True) is not None
 
+    shown = _ShownMemo()
     for doc, segment, hit in _scan(skill, find_local_paths, suspect):
         text = _local_path(hit, segment.code)
-        if text is None:
+        if text is None or _shown_only(skill, doc, segment, hit, parsed(skill, doc), shown):
             continue
         column = segment.column + hit.start
         span = Span(Pos(segment.line, column), Pos(segment.line, column + len(text)))
@@ -1284,6 +1659,68 @@ def non_portable_path(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 " not have it: use a path relative to the skill root or a placeholder"
             )
         yield Finding(message, span=span, path=doc.path)
+    yield from _machine_paths_in_code(skill)
+
+
+_MACHINE_KINDS = ("home", "drive", "url")
+_MACHINE_MARKERS = ("/Users/", "/home/", ":\\Users\\", ":/Users/", "file:/")
+
+
+def _machine_lines(text: str) -> Iterator[tuple[int, str, Hit, str]]:
+    """(line index, line, hit, path) for each path into one person's home in ``text``."""
+    if not any(marker in text for marker in _MACHINE_MARKERS):
+        return
+    for index, line in enumerate(text.split("\n")):
+        if not any(marker in line for marker in _MACHINE_MARKERS):
+            continue
+        if _NOT_AN_INSTRUCTION.search(line) or _EXAMPLE.search(line):
+            continue
+        for hit in find_local_paths(line):
+            path = _local_path(hit, code=True) if hit.kind in _MACHINE_KINDS else None
+            if path is not None:
+                yield index, line, hit, path
+
+
+def _machine_paths_in_code(skill: Skill) -> Iterator[Finding]:
+    """Paths into one person's home in fenced code blocks (the commands the agent runs:
+    `python3 /home/lucas/tools/x.py`) and in the skill's scripts."""
+    for doc in documents(skill):
+        text = doc_text(skill, doc)
+        if not text or not any(marker in text for marker in _MACHINE_MARKERS):
+            continue
+        md = parsed(skill, doc)
+        if md is None:
+            continue
+        for block in md.code_blocks:
+            for index, _line, hit, path in _machine_lines(block.text):
+                number = block.span.start.line + index
+                raw = md.line(number)
+                found = raw.find(hit.text)
+                column = found + 1 if found >= 0 else block.span.start.column
+                yield Finding(
+                    f"{show(path)} in a code block is an absolute path on one machine; the"
+                    " command fails for every other user and agent: use a path relative to"
+                    " the skill root or a placeholder",
+                    span=Span(Pos(number, column), Pos(number, column + len(path))),
+                    path=doc.path,
+                )
+    tree = tree_of(skill)
+    for entry in skill.files:
+        if entry.kind != "file" or not entry.rel.startswith("scripts/"):
+            continue
+        if not entry.rel.endswith(_CODE_SUFFIXES) or not tree.owned(entry.rel):
+            continue
+        text = _readable_text(skill, entry)
+        if not text:
+            continue
+        for index, _line, hit, path in _machine_lines(text):
+            yield Finding(
+                f"{show(path)} is an absolute path on one machine; the script fails for every"
+                " other user and agent: derive the path from the script's own location or"
+                " take it as an argument",
+                span=Span(Pos(index + 1, hit.start + 1), Pos(index + 1, hit.start + 1 + len(path))),
+                path=entry.path,
+            )
 
 
 # --- SK407 (registered in rules/fields.py) ---------------------------------------------------

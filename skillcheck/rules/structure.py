@@ -28,12 +28,17 @@ from skillcheck.targets import SPEC_FIELDS, TARGETS, every, impact, titles, wher
     what="""
         Reports directories the search for skills, or the listing of a skill's files, could
         not read (permissions, a directory that vanished during the run), dangling or looping
-        symlinks given as PATH, and trees deeper or larger than the search bounds (as a
-        warning).
+        symlinks given as PATH, a directory PATH under which no skill is found, and trees
+        deeper or larger than the search bounds (as a warning). A file PATH that belongs to no
+        skill (pre-commit passes every changed file) is ignored, not reported.
     """,
     why="""
         A directory skillcheck cannot read may hold skills that were never checked; a green run
         would then be a false pass. Runtimes that can read it will load those skills unchecked.
+        A directory PATH with no skill in it is a wrong path (a CI job pointed at the wrong
+        folder, a skill whose `SKILL.md` was renamed): `skills-ref validate` fails it too. It
+        is a finding (exit 1), not a usage error (exit 2), so the other PATHs of the run are
+        still checked and reported in every output format.
     """,
     bad="""
         $ chmod 000 skills/private
@@ -58,9 +63,12 @@ def path_not_checked(discovery, ctx: Context) -> Iterator[tuple[None, Finding]]:
     "SKILL.md is missing, unreadable or not a regular file.",
     what="""
         Checks that the skill's `SKILL.md` is a regular, readable file. A dangling or looping
-        symlink, a symlink that leaves the skill, a directory, FIFO, socket or device named
-        `SKILL.md`, or a file without read permission is an error, and is never opened. A
-        symlink to a file inside the skill is a warning.
+        symlink, a symlink to anything outside the directories being linted, a directory,
+        FIFO, socket or device named `SKILL.md`, or a file without read permission is an
+        error, and is never opened. A symlink to a file inside the skill, or elsewhere inside
+        a directory being linted (a repository that keeps the text in `docs/`), is a warning,
+        and the file it leads to is linted as the skill's `SKILL.md`, as runtimes and
+        skills-ref follow the link.
     """,
     why="""
         Every runtime reads `SKILL.md` to learn the skill's name and description; when it cannot,
@@ -84,7 +92,7 @@ def skill_md_unreadable(skill: Skill, ctx: Context) -> Iterator[Finding]:
         if path is not None and path.is_symlink() and path.exists():  # a link out of the skill
             consequence = (
                 "zip uploads, bundles and Windows checkouts do not carry it, and skillcheck"
-                " does not follow links out of a skill"
+                " follows links only within the directories it lints"
             )
         else:
             consequence = "no runtime can load this skill"
@@ -96,9 +104,10 @@ def skill_md_unreadable(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
         return
     if path is not None and _is_symlink(skill, path):
+        outside = ", outside the skill" if skill.skill_md_target is not None else ""
         yield Finding(
-            f"{path.name} is a symlink to {_readlink(path)!r}; zip uploads, Windows checkouts and"
-            " copies may lose it",
+            f"{path.name} is a symlink to {_readlink(path)!r}{outside}; zip uploads, Windows"
+            " checkouts and copies may lose it",
             path=path,
             severity=Severity.WARNING,
             help="replace the link with the file itself",
