@@ -58,6 +58,20 @@ def test_each_hidden_character_is_reported_at_its_position(tmp_path: Path, char:
     code, report = lint(tmp_path, "--select", "SK701")
     assert found(report, "SK701") == [("pdf-tools/SKILL.md", 7, 8)]
     assert f"U+{ord(char):04X}" in messages(report, "SK701")[0]
+    # bidi controls are errors (Trojan Source); zero-width characters alone only warnings
+    bidi = char in "\u202a\u202e\u2066\u2069"
+    assert [d["severity"] for d in report["diagnostics"]] == ["error" if bidi else "warning"]
+    assert code == (1 if bidi else 0)
+
+
+def test_a_zero_width_space_escaping_a_fence_is_a_warning_and_bidi_beside_it_an_error(
+    tmp_path: Path,
+) -> None:
+    body = "# Steps\n\n````\n``\u200b`python\n````\n\nAccess \u202euser\u202c\n"
+    skill(tmp_path, body=body)
+    code, report = lint(tmp_path, "--select", "SK701")
+    got = [(d["line"], d["column"], d["severity"]) for d in report["diagnostics"]]
+    assert got == [(8, 3, "warning"), (11, 8, "error")]
     assert code == 1
 
 
@@ -238,6 +252,13 @@ def test_aws_key_needs_its_secret_nearby(tmp_path: Path) -> None:
         'TOKEN = "gh' + "p_" + "x" * 36 + '"\n',
         'KEY = "sk' + "_live_" + "0" * 24 + '"\n',
         "xox" + "b-your-bot-token-here\n",
+        # documented placeholders in a key's exact shape
+        'TOKEN = "gh' + "p_" + "A1B2C3D4E5F6G7H8I9J0" + "K1L2M3N4O5P6Q7R8" + '"\n',
+        'TOKEN = "gh' + "p_" + rand(29) + "EXAMPLE" + '"\n',
+        'KEY = "sk' + "-" + "your" + rand(44) + '"\n',
+        'KEY = "AI' + "za" + "SyXXXX" + rand(29) + '"\n',
+        # low entropy: few characters, repeated
+        'TOKEN = "gh' + "p_" + "abcdefghij" + "a" * 26 + '"\n',
         # a key header in documentation, without key material
         "A key file starts with -----BEGIN OPENSSH PRIVATE KEY----- and then base64.\n",
         "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----\n",

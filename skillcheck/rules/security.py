@@ -12,8 +12,10 @@ and at most ``MAX_PER_FILE`` findings of a rule are listed per file.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,10 +134,14 @@ def _char_name(ch: str) -> str:
     return f"U+{ord(ch):04X} {unicodedata.name(ch, 'UNNAMED')}"
 
 
+def _has_bidi(chars: str) -> bool:
+    return any(0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 for c in chars)
+
+
 def _other_message(chars: str) -> str:
     names = list(dict.fromkeys(chars))
     listed = ", ".join(_char_name(c) for c in names[:3]) + (", …" if len(names) > 3 else "")
-    bidi = any(0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 for c in chars)
+    bidi = _has_bidi(chars)
     many = len(chars) > 1
     if bidi:
         effect = (
@@ -157,7 +163,11 @@ def _hidden_findings(item: _Text) -> Iterator[Finding]:
     def flush() -> Iterator[Finding]:
         if pending is not None:
             span, _end, chars = pending
-            yield Finding(_other_message("".join(chars)), span=span, path=item.path)
+            joined = "".join(chars)
+            # only bidi controls reorder what review sees (Trojan Source); a zero-width
+            # character alone is usually an escape (a fence inside a fence) or a paste artefact
+            severity = None if _has_bidi(joined) else Severity.WARNING
+            yield Finding(_other_message(joined), span=span, path=item.path, severity=severity)
 
     for match in _HIDDEN.finditer(text):
         start, end = match.span()
@@ -210,6 +220,11 @@ def _hidden_findings(item: _Text) -> Iterator[Finding]:
         own, with the hidden text decoded in the message; at most 20 findings per file are
         listed. Zero-width joiners inside emoji and non-Latin words, and the tag sequences of
         subdivision flag emoji, are not reported. Binary files are not scanned.
+
+        Severity: bidirectional controls and tag characters are errors (they change or hide
+        what a reviewer reads). A line whose only hidden characters are zero-width ones is a
+        warning: authors put a zero-width space between backticks to show a code fence inside
+        a code block, or paste one in by accident, and it hides nothing by itself.
     """,
     why="""
         Bidi controls reorder what a reviewer sees ("Trojan Source"); zero-width characters
@@ -339,16 +354,48 @@ def _may_hold_secret(text: str) -> bool:
     )
 
 
+# words and runs that documentation puts in a key's shape, never found in an issued key
+_PLACEHOLDER_WORDS = (
+    "EXAMPLE",
+    "XXXX",
+    "PLACEHOLDER",
+    "YOUR",
+    "REDACTED",
+    "DUMMY",
+    "FAKE",
+    "SAMPLE",
+    "CHANGEME",
+    "REPLACE",
+    "INSERT",
+    "A1B2C3",
+    "1A2B3C",
+    "ABCDEF",
+    "GHIJKL",
+    "UVWXYZ",
+)
+MIN_ENTROPY = 3.0  # bits per character; random base62 keys carry about 5
+
+
+def _has_placeholder_word(value: str) -> bool:
+    # all upper or all lower case: a mixed-case match inside a random key is far likelier
+    return any(word in value or word.lower() in value for word in _PLACEHOLDER_WORDS)
+
+
 def _looks_random(value: str) -> bool:
-    """Not a placeholder such as ``ghp_xxxx…`` or ``sk_live_000…``: enough distinct characters."""
-    return len(set(value)) >= 10
+    """Not a placeholder: no documentation marker (``…EXAMPLE``, ``xxxx``, ``A1B2C3…``,
+    ``your_key``), enough distinct characters, and the entropy of a generated key."""
+    if len(set(value)) < 10 or _has_placeholder_word(value):
+        return False
+    counts = Counter(value)
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return entropy >= MIN_ENTROPY
 
 
 def _aws_secret_near(text: str, start: int, end: int) -> int | None:
     lo, hi = max(0, start - AWS_NEARBY), min(len(text), end + AWS_NEARBY)
     for match in _AWS_SECRET.finditer(text, lo, hi):
         value = match.group()
-        if value.endswith("EXAMPLEKEY"):
+        if not _looks_random(value):  # AWS's documented …EXAMPLEKEY, xxxx…
             continue
         # real secret keys mix cases and digits; a 40-char lowercase hex string is a git SHA
         if any(c.islower() for c in value) and any(c.isupper() for c in value):
@@ -365,7 +412,7 @@ def _secret_findings(item: _Text) -> Iterator[Finding]:
         for index, match in enumerate(_AWS_ID.finditer(text)):
             if index >= AWS_MAX_IDS:
                 break
-            if match.group().endswith("EXAMPLE"):  # AWS's documented example keys
+            if _has_placeholder_word(match.group()):  # AWS's documented …EXAMPLE keys
                 continue
             secret_at = _aws_secret_near(text, match.start(), match.end())
             if secret_at is None:
@@ -384,7 +431,11 @@ def _secret_findings(item: _Text) -> Iterator[Finding]:
             continue
         for match in secret.pattern.finditer(text):
             value = match.group()
-            if not _looks_random(value[secret.variable_from :]):
+            variable = value[secret.variable_from :]
+            if secret.label == "a private key":  # long base64: a marker can occur by chance
+                if len(set(variable)) < 10:
+                    continue
+            elif not _looks_random(variable):
                 continue
             if secret.label == "a private key":
                 header = _HEADER.match(value)
@@ -419,8 +470,14 @@ def _secret_findings(item: _Text) -> Iterator[Finding]:
         access key IDs (`AKIA…`) with a 40-character secret key nearby, GitHub tokens
         (`ghp_…`, `github_pat_…`), OpenAI and Anthropic API keys (`sk-…`, `sk-ant-…`), Slack
         tokens (`xoxb-…`, `xoxp-…`), Google API keys (`AIza…`), Stripe live keys
-        (`sk_live_…`) and PEM/OpenSSH/PGP private keys with key material. Placeholders with
-        few distinct characters and AWS's documented `…EXAMPLE` keys are not reported.
+        (`sk_live_…`) and PEM/OpenSSH/PGP private keys with key material.
+
+        Documented placeholders are not secrets and are not reported: values with few
+        distinct characters or low entropy (under 3 bits per character; issued keys carry
+        about 5), and values holding a marker no issued key contains: `EXAMPLE` (AWS's
+        documented `AKIAIOSFODNN7EXAMPLE`), `xxxx`, `your`, `placeholder`, `redacted`,
+        `dummy`, `fake`, `sample`, `changeme`, and counting runs such as `A1B2C3`
+        or `abcdef`.
         Messages show only the public prefix of a credential, never the credential itself.
     """,
     why="""
