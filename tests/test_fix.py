@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from conftest import invoke, lint_json, write_skill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -540,3 +541,36 @@ def test_diff_matches_what_fix_writes(case: Generated) -> None:
         ]
         expected_lines = case.expected.decode().splitlines()
         assert all(line in expected_lines for line in added)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "argument-hint: FILE\n",
+        "disable-model-invocation: true\n",
+        "user-invocable: false\n",
+        "model: opus\n",
+        "context: fork\n",
+        "agent: Explore\n",
+        "hooks:\n  PreToolUse: []\n",
+        "version: 1.0.0\n",
+        "effort: high\n",
+    ],
+)
+def test_keys_a_runtime_acts_on_are_never_advised_or_moved_under_metadata(
+    tmp_path: Path, extra: str
+) -> None:
+    path = write_skill(
+        tmp_path, "pdf-tools", frontmatter=f"name: pdf-tools\ndescription: {DESC}\n{extra}"
+    )
+    before = path.joinpath("SKILL.md").read_bytes()
+    _code, report = lint_json("--isolated", "--select", "SK108", ".", cwd=tmp_path)
+    (diag,) = report["diagnostics"]
+    assert "; move it under 'metadata'" not in diag["message"]
+    assert "do not move it under 'metadata'" in diag["message"]
+    assert "--target claude-code" in diag["message"]
+    assert diag["fix"] is None and diag["severity"] == "warning"
+    invoke("lint", "--isolated", "--fix", "--select", "SK108", ".", cwd=tmp_path)
+    assert path.joinpath("SKILL.md").read_bytes() == before
+    _code, report = lint_json("--isolated", "--target", "claude-code", ".", cwd=tmp_path)
+    assert [d for d in report["diagnostics"] if d["code"] == "SK108"] == []

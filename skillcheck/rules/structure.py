@@ -442,6 +442,13 @@ def duplicate_key(skill: Skill, ctx: Context) -> Iterator[Finding]:
         `license`, `compatibility`, `metadata`, `allowed-tools`) and outside the keys each
         active target documents (Claude Code's `when_to_use`, `model`, ...). A near miss of a
         spec key (`descripton`, `Name`, `allowed_tools`) is an error with the suggestion.
+
+        Keys that some runtime acts on (Claude Code's `argument-hint`,
+        `disable-model-invocation`, `user-invocable`, `model`, `context`, `agent`, `hooks`,
+        `version`, ...; Copilot's and Cursor's subsets) are still reported for targets that do
+        not know them, but the message says to keep them and to name the runtime with
+        `--target`: moving them under `metadata` would turn them off. The fix moves only keys
+        no runtime reads.
     """,
     why="""
         skills-ref and claude.ai uploads reject any other key ("Unexpected key(s) in SKILL.md
@@ -516,8 +523,15 @@ def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
         else:
             message = f"key {name!r} is not in the Agent Skills specification"
         if knowers:
-            message += f" (only {titles(knowers)} know{'s' * (len(knowers) == 1)} it)"
-        message += "; move it under 'metadata'"
+            # never advise moving a key a runtime acts on: under `metadata` it stops working
+            acts = "acts" if len(knowers) == 1 else "act"
+            message += (
+                f"; {titles(knowers)} {acts} on it, so do not move it under 'metadata' (it would"
+                f" stop working there); if the skill is for {titles(knowers[:1])}, lint with"
+                f" `--target {knowers[0]}`"
+            )
+        else:
+            message += "; move it under 'metadata'"
         fix = move if name in moved else None
         yield Finding(message, span=key.span, impact=impacts_of(select), fix=fix)
 
