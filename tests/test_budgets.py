@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -170,13 +171,25 @@ def test_long_reference_without_a_table_of_contents(
     tmp_path: Path, text: str, reported: bool
 ) -> None:
     _skill_with_reference(tmp_path, text)
-    _code, report = lint(tmp_path)
+    _code, report = lint(tmp_path, "--extend-select", "SK604")
     assert found(report, "SK604") == [("pdf-tools/references/api.md", 1, 1, "info")] * reported
+
+
+def test_the_table_of_contents_rule_is_off_by_default(tmp_path: Path) -> None:
+    _skill_with_reference(tmp_path, "# API\n" + "text\n" * 150)
+    assert found(lint(tmp_path)[1], "SK604") == []
+    assert found(lint(tmp_path, "--select", "SK604")[1], "SK604") != []
+    _code, report = lint(tmp_path, *config(tmp_path, 'extend-select = ["SK604"]\n'))
+    assert found(report, "SK604") == [("pdf-tools/references/api.md", 1, 1, "info")]
+    rules = json.loads(invoke("rules", "--format", "json").stdout)
+    assert {r["code"] for r in rules if not r["default_enabled"]} == {"SK604"}
+    assert "Off by default" in invoke("rule", "SK604").stdout
 
 
 def test_reference_line_budget_is_configurable(tmp_path: Path) -> None:
     _skill_with_reference(tmp_path, "# API\n" + "text\n" * 30)
-    _code, report = lint(tmp_path, *config(tmp_path, "[budgets]\nreference-lines = 20\n"))
+    text = 'extend-select = ["SK604"]\n[budgets]\nreference-lines = 20\n'
+    _code, report = lint(tmp_path, *config(tmp_path, text))
     assert found(report, "SK604") == [("pdf-tools/references/api.md", 1, 1, "info")]
     assert "references/api.md is 31 lines (over 20)" in message(report, "SK604")
 

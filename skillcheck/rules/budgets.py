@@ -401,7 +401,13 @@ def body_lines(skill: Skill, ctx: Context) -> Iterator[Finding]:
     """,
     options="""
         `budgets.reference-lines` (default 100): files longer than this need a table of contents.
+
+        Off by default (`extend-select = ["SK604"]` turns it on): it is authoring advice, not a
+        fault any runtime acts on (Claude Code's Read tool returns 2,000 lines at once), and on
+        a corpus of 6,700 public skills it was one finding in six (6,262 of 39,087), drowning
+        the findings that matter.
     """,
+    default_enabled=False,
 )
 def reference_no_toc(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "reference-lines", REFERENCE_LINES)
