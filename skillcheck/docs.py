@@ -14,9 +14,7 @@ def rules_table() -> str:
     for rule in all_rules():
         fix = " (fixable)" if rule.fixable else ""
         off = "" if rule.default_enabled else " (off by default)"
-        lines.append(
-            f"{rule.code}  {rule.slug:<28} {rule.severity!s:<8} {rule.summary}{fix}{off}"
-        )
+        lines.append(f"{rule.code}  {rule.slug:<28} {rule.severity!s:<8} {rule.summary}{fix}{off}")
     return "\n".join(lines) + "\n"
 
 

@@ -213,3 +213,42 @@ def test_fix_hook_fixes_then_lets_the_commit_through(tmp_path, hook_repo, precom
     _git(repo, env, "add", "-A")
     done = _run(["git", "commit", "-m", "lf"], repo, env)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_commit_hook_checks_symlinks_and_links_to_deleted_files(
+    tmp_path, hook_repo, precommit_home, hook_env
+):
+    env = _env(precommit_home)
+    repo = _user_repo(tmp_path / "repo", env, hook_env, hook_repo, "skillcheck")
+    skill = write_skill(
+        repo / ".claude" / "skills",
+        "pdf-tools",
+        frontmatter=GOOD.format(name="pdf-tools"),
+        body="# Steps\n\nRead [the guide](references/guide.md).\n",
+        files={"references/guide.md": "# Guide\n", "notes.md": "Notes.\n"},
+    )
+    _git(repo, env, "add", "-A")
+    done = _run(["git", "commit", "-m", "skill"], repo, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    # a symlink out of the skill is a file pre-commit would skip without types_or
+    os.symlink("/etc/passwd", skill / "passwd.txt")
+    _git(repo, env, "add", "-A")
+    before = _head(repo, env)
+    done = _run(["git", "commit", "-m", "link"], repo, env)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert "passwd.txt:1:1: SK509 [error]" in output
+    assert _head(repo, env) == before
+    (skill / "passwd.txt").unlink()
+    _git(repo, env, "add", "-A")
+
+    # deleting the file SKILL.md links to, with another file of the skill in the commit
+    (skill / "references" / "guide.md").unlink()
+    (skill / "notes.md").write_text("More notes.\n")
+    _git(repo, env, "add", "-A")
+    done = _run(["git", "commit", "-m", "drop the guide"], repo, env)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert "SK501 [error] link target 'references/guide.md' does not exist" in output
+    assert _head(repo, env) == before

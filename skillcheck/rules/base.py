@@ -66,7 +66,7 @@ class Rule:
                 ""
                 if self.default_enabled
                 else f" Off by default: enable it with `--extend-select {self.code}`"
-                f" (config `extend-select = [\"{self.code}\"]`)."
+                f' (config `extend-select = ["{self.code}"]`).'
             ),
             "",
             self.summary,
