@@ -520,6 +520,48 @@ def test_shebang_without_executable_bit(
         assert (diag["end_line"], diag["end_column"]) == (1, 20)
 
 
+@pytest.mark.parametrize(
+    ("body", "reported"),
+    [
+        ("Run `./scripts/run.sh FILE`.\n", True),
+        ("```bash\n$ ./scripts/run.sh FILE\n```\n", True),
+        ("```bash\ncd /tmp && scripts/run.sh FILE\n```\n", True),
+        ("Run `${CLAUDE_SKILL_DIR}/scripts/run.sh FILE`.\n", True),
+        ("```bash\nscripts/run.sh FILE | head\n```\n", True),
+        ("Run `bash scripts/run.sh FILE`.\n", False),
+        ("```bash\npython3 -u ./scripts/run.sh FILE\n```\n", False),
+        ("```bash\nsh ${CLAUDE_SKILL_DIR}/scripts/run.sh\n```\n", False),
+        ("See [the script](scripts/run.sh) for details.\n", False),
+        ("The script scripts/run.sh prints the text.\n", False),
+        ("Nothing runs it.\n", False),
+    ],
+)
+def test_shebang_without_executable_bit_only_when_run_directly(
+    tmp_path: Path, body: str, reported: bool
+) -> None:
+    content = "#!/usr/bin/env bash\necho hi\n"
+    skill(tmp_path, body=f"# Steps\n\n{body}", files={"scripts/run.sh": content})
+    os.chmod(tmp_path / "pdf-tools/scripts/run.sh", 0o644)
+    _code, report = lint(tmp_path, "--select", "SK706")
+    assert found(report, "SK706") == [("pdf-tools/scripts/run.sh", 1, 1)] * reported
+
+
+def test_a_script_run_directly_by_another_script_is_reported(tmp_path: Path) -> None:
+    skill(
+        tmp_path,
+        body="# Steps\n\nRun `bash scripts/main.sh`.\n",
+        files={
+            "scripts/main.sh": '#!/bin/sh\nDIR="$(dirname "$0")"\n"$DIR/helper.sh" "$@"\n',
+            "scripts/helper.sh": "#!/bin/sh\necho hi\n",
+        },
+    )
+    os.chmod(tmp_path / "pdf-tools/scripts/main.sh", 0o644)
+    os.chmod(tmp_path / "pdf-tools/scripts/helper.sh", 0o644)
+    _code, report = lint(tmp_path, "--select", "SK706")
+    assert found(report, "SK706") == [("pdf-tools/scripts/helper.sh", 1, 1)]
+    assert report["diagnostics"][0]["severity"] == "warning"
+
+
 def test_special_files_are_never_opened(tmp_path: Path) -> None:
     root = skill(tmp_path)
     os.mkfifo(root / "pipe.sh")  # opening it for reading would block forever

@@ -792,14 +792,79 @@ def html_comment(skill: Skill, ctx: Context) -> Iterator[Finding]:
 # --- SK706 shebang without the executable bit ------------------------------------------------
 
 
+# words that run a script given as their argument: `python scripts/x.py` needs no mode bit
+_INTERPRETERS = frozenset(
+    "python python2 python3 py pypy pypy3 bash sh zsh dash ksh fish node nodejs deno bun"
+    " ruby perl php pwsh powershell tsx ts-node rscript julia lua osascript source . uv uvx"
+    " run npx bunx pnpx poetry pipenv pdm hatch rye conda exec-python swift kotlin groovy"
+    " java go elixir awk gawk tclsh wish".split()
+)
+# where a command starts: start of a line (after a prompt or list marker), a code span, a
+# shell operator, or a substitution
+_COMMAND_START = re.compile(r"(?:^|[`(]|&&|\|\||[;|]|\$\(|\bthen|\bdo|\bexec|\bsudo)\s*$")
+_LINE_LEAD = re.compile(r"^\s*(?:(?:[-*+>]|\d+[.)]|\$|#|%)\s+)*$")
+# a directory the runtime or the script substitutes: `./`, `${CLAUDE_SKILL_DIR}/`, `$DIR/`,
+# `{baseDir}/`, `"$(dirname "$0")"/`; what stays before the path is the command position
+_DIR_PREFIX = re.compile(
+    r"(?:[\"']?(?:\./|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/|\{[A-Za-z_]+\}/|\"?\$\([^)]*\)\"?/"
+    r"|[\w.~/-]*/))?$"
+)
+
+
+def _runs_directly(text: str, rel: str) -> bool:
+    """Whether ``text`` runs the script at ``rel`` as a program (``./scripts/x.sh``,
+    `` `scripts/x.sh FILE` ``), not through an interpreter (``python scripts/x.py``) and not
+    as a mere mention or link."""
+    names = {rel}
+    if "/" in rel:  # a script beside another one runs it as `./x.sh` or `"$DIR/x.sh"`
+        names.add(rel.rsplit("/", 1)[1])
+    for name in names:
+        start = text.find(name)
+        while start >= 0:
+            end = start + len(name)
+            after = text[end : end + 1]
+            if not (after.isalnum() or after in "_-."):  # the whole name, not a prefix
+                line_start = text.rfind("\n", 0, start) + 1
+                before = text[line_start:start]
+                prefix = _DIR_PREFIX.search(before)
+                head = before[: prefix.start()] if prefix else before
+                if name == rel or (prefix is not None and prefix.group()):
+                    if _command_position(head):
+                        return True
+            start = text.find(name, end)
+    return False
+
+
+def _command_position(head: str) -> bool:
+    if head.endswith(("](", "<", "'", "[")):  # a link target or a quoted mention
+        return False
+    words = head.split()
+    while words and words[-1].startswith("-"):  # `python3 -u scripts/x.py`
+        words.pop()
+    if words and words[-1].lower().strip("`(") in _INTERPRETERS:
+        return False
+    return bool(_LINE_LEAD.match(head) or _COMMAND_START.search(head))
+
+
+def _run_sources(skill: Skill) -> Iterator[str]:
+    """Every text of the skill that may run a script: the SKILL.md body, Markdown, scripts."""
+    for item in _exec_sources(skill):
+        yield item.text
+
+
 @rule(
     "SK706",
     "shebang-not-executable",
-    Severity.INFO,
-    "A script starts with `#!` but is not executable.",
+    Severity.WARNING,
+    "A script the skill runs directly starts with `#!` but is not executable.",
     what="""
-        Reports regular files that start with a `#!` interpreter line but have no executable
-        permission bit.
+        Reports regular files that start with a `#!` interpreter line, have no executable
+        permission bit, and are run directly somewhere in the skill: in the SKILL.md body,
+        another Markdown file or a script, as `./scripts/x.sh`, `${CLAUDE_SKILL_DIR}/x.sh`,
+        `"$DIR/x.sh"`, or `scripts/x.sh` where a command starts (a line, a code span, after
+        `&&`, `|`, `;`). A script run through its interpreter (`python scripts/x.py`,
+        `bash scripts/x.sh`) or only linked or mentioned needs no executable bit and is not
+        reported.
     """,
     why="""
         A shebang says the file is meant to be run as `./scripts/tool.sh`; without the
@@ -814,6 +879,7 @@ def html_comment(skill: Skill, ctx: Context) -> Iterator[Finding]:
     """,
 )
 def shebang_not_executable(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    texts: list[str] | None = None  # read only when some script needs them
     for entry in skill.files:
         if entry.kind != "file" or entry.mode & 0o111 or entry.path == skill.skill_md:
             continue
@@ -821,6 +887,10 @@ def shebang_not_executable(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue
         data = read_file(skill, entry)
         if not data or not data.startswith(b"#!"):
+            continue
+        if texts is None:
+            texts = list(_run_sources(skill))
+        if not any(_runs_directly(text, entry.rel) for text in texts):
             continue
         first = data[:200].split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
         yield Finding(
