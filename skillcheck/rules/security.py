@@ -794,10 +794,59 @@ def html_comment(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 # words that run a script given as their argument: `python scripts/x.py` needs no mode bit
 _INTERPRETERS = frozenset(
-    "python python2 python3 py pypy pypy3 bash sh zsh dash ksh fish node nodejs deno bun"
-    " ruby perl php pwsh powershell tsx ts-node rscript julia lua osascript source . uv uvx"
-    " run npx bunx pnpx poetry pipenv pdm hatch rye conda exec-python swift kotlin groovy"
-    " java go elixir awk gawk tclsh wish".split()
+    {
+        "python",
+        "python2",
+        "python3",
+        "py",
+        "pypy",
+        "pypy3",
+        "bash",
+        "sh",
+        "zsh",
+        "dash",
+        "ksh",
+        "fish",
+        "node",
+        "nodejs",
+        "deno",
+        "bun",
+        "ruby",
+        "perl",
+        "php",
+        "pwsh",
+        "powershell",
+        "tsx",
+        "ts-node",
+        "rscript",
+        "julia",
+        "lua",
+        "osascript",
+        "source",
+        ".",
+        "uv",
+        "uvx",
+        "run",
+        "npx",
+        "bunx",
+        "pnpx",
+        "poetry",
+        "pipenv",
+        "pdm",
+        "hatch",
+        "rye",
+        "conda",
+        "swift",
+        "kotlin",
+        "groovy",
+        "java",
+        "go",
+        "elixir",
+        "awk",
+        "gawk",
+        "tclsh",
+        "wish",
+    }
 )
 # where a command starts: start of a line (after a prompt or list marker), a code span, a
 # shell operator, or a substitution
@@ -828,9 +877,9 @@ def _runs_directly(text: str, rel: str) -> bool:
                 before = text[line_start:start]
                 prefix = _DIR_PREFIX.search(before)
                 head = before[: prefix.start()] if prefix else before
-                if name == rel or (prefix is not None and prefix.group()):
-                    if _command_position(head):
-                        return True
+                attached = prefix is not None and bool(prefix.group())
+                if (name == rel or attached) and _command_position(head):
+                    return True
             start = text.find(name, end)
     return False
 
