@@ -160,6 +160,8 @@ def test_many_hidden_characters_are_capped_per_file(tmp_path: Path) -> None:
         "more hidden-character findings in this file from here on are not listed"
         in (messages(report, "SK701")[20])
     )
+    # zero-width spaces alone: every finding, the summary one too, is a warning
+    assert {d["severity"] for d in report["diagnostics"]} == {"warning"}
 
 
 @settings(

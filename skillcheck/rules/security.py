@@ -87,6 +87,7 @@ def _capped(findings: Iterator[Finding], what: str) -> Iterator[Finding]:
                 f" first {MAX_PER_FILE} and run again",
                 span=finding.span,
                 path=finding.path,
+                severity=finding.severity,  # as grave as the finding it stands for
             )
             return
         yield finding
