@@ -384,6 +384,33 @@ def test_junk_is_reported_once_per_entry(tmp_path: Path) -> None:
     assert by_path["pdf-tools/.env"].startswith(".env is an environment file")
 
 
+def test_files_the_skill_uses_are_never_called_junk(tmp_path: Path) -> None:
+    root = skill(
+        tmp_path,
+        body=(
+            "# Steps\n\nRun `bash scripts/init.sh`, then `node dist/cli.js FILE`.\n\n"
+            "Copy `.env.example` to `.env` and fill in the key.\n"
+        ),
+        files={
+            "scripts/init.sh": '#!/bin/sh\ntar -xzf "$(dirname "$0")/components.tar.gz"\n',
+            "scripts/components.tar.gz": b"\x1f\x8b",
+            "dist/cli.js": "console.log(1)\n",
+            "package.json": '{"main": "build/index.js"}\n',
+            "build/index.js": "module.exports = 1\n",
+            ".env.example": "API_KEY=your-key-here\n",
+            "config/.env.sample": "API_KEY=\n",
+            "assets/unused.zip": b"PK",
+            ".env.local": "API_KEY=x\n",
+        },
+    )
+    assert root.is_dir()
+    _code, report = lint(tmp_path, "--select", "SK703")
+    assert sorted(p for p, _l, _c in found(report, "SK703")) == [
+        "pdf-tools/.env.local",
+        "pdf-tools/assets/unused.zip",
+    ]
+
+
 def test_git_file_of_a_worktree_is_junk(tmp_path: Path) -> None:
     root = skill(tmp_path)
     (root / ".git").write_text("gitdir: ../.git/worktrees/pdf-tools\n")

@@ -541,6 +541,10 @@ _ARCHIVES = (
 )
 
 
+# `.env.example` & co. document the variables a skill reads, with placeholder values
+_ENV_TEMPLATE = re.compile(r"\.env\.(?:example|sample|template|dist|defaults?)(?:\.\w+)?$", re.I)
+
+
 def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
     name = entry.rel.rsplit("/", 1)[-1]
     is_dir = entry.kind == "dir"
@@ -548,7 +552,7 @@ def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
         return _JUNK_NAMES[name]
     if is_dir and entry.rel in venvs:
         return "a Python virtualenv"
-    if name.startswith(".env"):
+    if name.startswith(".env") and not _ENV_TEMPLATE.match(name):
         return "an environment file (such files usually hold secrets)"
     if name == ".git":  # a worktree or submodule has a .git file
         return _JUNK_DIRS[".git"]
@@ -566,6 +570,22 @@ def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
     return None
 
 
+def _used(skill: Skill, entry: SkillFile, texts: list[str]) -> bool:
+    """Whether the skill uses an archive or build directory: named in SKILL.md, another
+    Markdown file, a script or `package.json` (`"main": "dist/index.js"`)."""
+    name = entry.rel.rsplit("/", 1)[-1]
+    needles = (entry.rel + "/", name + "/") if entry.kind == "dir" else (name,)
+    return any(needle in text for text in texts for needle in needles)
+
+
+def _package_json_texts(skill: Skill) -> Iterator[str]:
+    for entry in skill.files:
+        if entry.kind == "file" and entry.rel.rsplit("/", 1)[-1] == "package.json":
+            text = read_text(skill, entry)
+            if text is not None:
+                yield text
+
+
 @rule(
     "SK703",
     "junk-file",
@@ -579,6 +599,12 @@ def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
         `pyvenv.cfg`); `.env*` files; build output (`build/` and `dist/` at the skill root,
         `*.egg-info`); and nested archives (`*.zip`, `*.tar.gz`, `*.tgz`, `*.skill`, …).
         Entries inside a reported directory are not reported again.
+
+        Files the skill uses are never reported: an archive or a `build/` / `dist/`
+        directory named in SKILL.md, another Markdown file, a script (a tarball a script
+        unpacks) or a `package.json` (`"main": "dist/index.js"`), and environment templates
+        (`.env.example`, `.env.sample`, `.env.template`), which document variables with
+        placeholder values.
     """,
     why="""
         Whatever is in the directory is copied by installers and uploads: Anthropic's
@@ -603,12 +629,19 @@ def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
 def junk_file(skill: Skill, ctx: Context) -> Iterator[Finding]:
     venvs = {e.rel.rsplit("/", 1)[0] for e in skill.files if e.rel.endswith("/pyvenv.cfg")}
     reported: list[str] = []  # junk directories: what lies inside is not reported again
+    texts: list[str] | None = None  # read only when an archive or build directory is found
     for entry in skill.files:
         if any(entry.rel.startswith(prefix) for prefix in reported):
             continue
         reason = _junk_reason(entry, venvs)
         if reason is None:
             continue
+        if reason.startswith(("a nested archive", "build output")):
+            if texts is None:
+                texts = [t.text for t in _exec_sources(skill)]
+                texts += list(_package_json_texts(skill))
+            if _used(skill, entry, texts):
+                continue  # never tell an author to delete what the skill runs or unpacks
         if entry.kind == "dir":
             reported.append(entry.rel + "/")
         shown = entry.rel + ("/" if entry.kind == "dir" else "")
