@@ -547,7 +547,7 @@ def _near_miss(name: str) -> str | None:
 
 
 _PORTABILITY = {
-    "flow": ("a flow collection", Severity.INFO),
+    "flow": ("a flow collection", Severity.INFO),  # skills-ref only (see below)
     "anchor": ("an anchor", Severity.WARNING),
     "alias": ("an alias", Severity.WARNING),
     "tag": ("an explicit tag", Severity.WARNING),
@@ -564,6 +564,8 @@ _PORTABILITY = {
     what="""
         Reports flow collections (`[a, b]`, `{k: v}`), anchors (`&a`), aliases (`*a`), merge
         keys (`<<`), explicit tags (`!!str`, `!`) and extra YAML documents in the frontmatter.
+        Flow collections are reported only for the `skills-ref` target: every other loader
+        reads them like block YAML, and OpenClaw documents its `metadata` as one-line JSON.
         For skills-ref it also reports what only strictyaml refuses: a list or mapping used
         as a key, sibling mappings indented differently, and a plain `=` or `<<` as the
         `name`, `description` or `compatibility` (read as YAML tags, not text).
@@ -612,6 +614,10 @@ def yaml_portability(skill: Skill, ctx: Context) -> Iterator[Finding]:
             "agentskills": Impact(Outcome.OK, severity),
             "skills-ref": Impact(Outcome.REJECTED, Severity.ERROR),
         }
+        if issue.kind == "flow":
+            # every loader but strictyaml reads `[a, b]` and `{k: v}` the same, and OpenClaw
+            # wants its metadata as one-line JSON: only skills-ref's rejection is a finding
+            del select["agentskills"]
         if issue.kind == "merge" and _strictyaml_merges(merges.get(issue.span)):
             del select["skills-ref"]  # it merges a block mapping in (and drops its keys)
         if issue.kind == "document" or (issue.kind == "tag" and detail != "!"):
