@@ -53,6 +53,7 @@ def test_prompts_in_scripts_are_reported(
         ("scripts/a.py", "import sys\nif sys.stdin.isatty():\n    x = input('?')\n"),
         ("scripts/a.py", "# ask with input() later\ndata = sys.stdin.read()\n"),
         ("scripts/a.py", "def input(prompt):\n    return prompt\n"),
+        ("scripts/a.py", "if args.interactive:\n    x = input('?')\n"),
         ("scripts/a.py", "value = self.input('x')\n"),
         ("scripts/a.sh", "#!/bin/sh\nwhile read -r line; do echo $line; done < f\n"),
         ("scripts/a.sh", "#!/bin/sh\n[ \"$1\" = --yes ] || read -p 'Sure? ' a\n"),

@@ -538,7 +538,7 @@ def test_comments_in_reference_files_are_not_reported(tmp_path: Path) -> None:
 def test_shebang_without_executable_bit(
     tmp_path: Path, content: str, mode: int, reported: bool
 ) -> None:
-    skill(tmp_path, body="# Steps\n\nRun `scripts/run.sh`.\n", files={"scripts/run.sh": content})
+    skill(tmp_path, body="# Steps\n\nRun `./scripts/run.sh`.\n", files={"scripts/run.sh": content})
     os.chmod(tmp_path / "pdf-tools/scripts/run.sh", mode)
     _code, report = lint(tmp_path, "--select", "SK706")
     assert found(report, "SK706") == [("pdf-tools/scripts/run.sh", 1, 1)] * reported
@@ -562,6 +562,10 @@ def test_shebang_without_executable_bit(
         ("```bash\nsh ${CLAUDE_SKILL_DIR}/scripts/run.sh\n```\n", False),
         ("See [the script](scripts/run.sh) for details.\n", False),
         ("The script scripts/run.sh prints the text.\n", False),
+        ("Use `scripts/run.sh` to print the text.\n", False),
+        ("- `scripts/run.sh` — prints the text\n", False),
+        ("- scripts/run.sh: prints the text\n", False),
+        ("```bash\nLANG=C ./scripts/run.sh FILE\n```\n", True),
         ("Nothing runs it.\n", False),
     ],
 )

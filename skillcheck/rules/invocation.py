@@ -134,6 +134,8 @@ _JS_PROMPT = re.compile(
 _NON_INTERACTIVE = re.compile(
     r"isatty|\[\[? -t [01] \]\]?|--yes\b|--non-interactive|--no-input|--no-prompt|--assume-yes"
     r"|--batch\b|\bCI\b|isTTY|-NonInteractive|\[switch\]\$Force|--force\b"
+    # questions asked only on request (`--interactive`, `args.interactive`)
+    r"|--interactive\b|\.interactive\b"
 )
 _PY_SUFFIXES = (".py",)
 _SH_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".command")
@@ -184,8 +186,9 @@ _HOW = {
         `rich` `Prompt.ask`, `questionary`; shell `read -p` / `read -s`, `select … in`,
         PowerShell `Read-Host`; Node `readline` `.question()`, `inquirer.prompt`, `prompt()`.
         A script that has a non-interactive path is not reported: one that checks for a
-        terminal (`isatty`, `[ -t 0 ]`, `process.stdin.isTTY`) or takes a flag such as
-        `--yes`, `--non-interactive` or `--no-input`. Comment lines are skipped.
+        terminal (`isatty`, `[ -t 0 ]`, `process.stdin.isTTY`), takes a flag such as
+        `--yes`, `--non-interactive` or `--no-input`, or asks only on request
+        (`--interactive`). Comment lines are skipped.
     """,
     why="""
         An agent runs scripts without a terminal it can type into: a prompt waits until the

@@ -912,10 +912,27 @@ def _runs_directly(text: str, rel: str) -> bool:
                 prefix = _DIR_PREFIX.search(before)
                 head = before[: prefix.start()] if prefix else before
                 attached = prefix is not None and bool(prefix.group())
-                if (name == rel or attached) and _command_position(head):
+                explicit = attached and prefix.group().lstrip("\"'").startswith(("./", "$", "{"))
+                if (
+                    (name == rel or attached)
+                    and _command_position(head)
+                    and (explicit or _has_arguments(text, end, head))
+                ):
                     return True
             start = text.find(name, end)
     return False
+
+
+def _has_arguments(text: str, end: int, head: str) -> bool:
+    """After a bare path (no `./`): a code span holding only the path (`` `scripts/x.sh` ``)
+    or a list item describing it (`- scripts/x.sh: does X`, `- scripts/x.sh — does X`) is a
+    mention; a command goes on with arguments, or ends its line in a code block."""
+    rest = text[end : end + 3]
+    if head.rstrip().endswith("`"):
+        return rest[:1] == " " and rest[1:2] not in ("`", "", "\n")
+    return rest[:1] in ("", "\n", "\r", "|", ";", "&") or (
+        rest[:1] == " " and rest[1:2] not in ("-", "—", "–", "(", ":") and rest[1:3] != "- "
+    )
 
 
 def _command_position(head: str) -> bool:
@@ -924,6 +941,9 @@ def _command_position(head: str) -> bool:
     words = head.split()
     while words and words[-1].startswith("-"):  # `python3 -u scripts/x.py`
         words.pop()
+    while words and "=" in words[-1] and not words[-1].startswith("-"):  # `KEY=1 ./x.sh`
+        words.pop()
+        head = head[: head.rstrip().rfind(" ") + 1] if " " in head.rstrip() else ""
     if words and words[-1].lower().strip("`(") in _INTERPRETERS:
         return False
     return bool(_LINE_LEAD.match(head) or _COMMAND_START.search(head))
@@ -977,8 +997,10 @@ def shebang_not_executable(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue
         first = data[:200].split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
         yield Finding(
-            f"{entry.rel} starts with {first!r} but is not executable; run"
-            f" `chmod +x {entry.rel}` (in git: `git update-index --chmod=+x {entry.rel}`)",
+            f"{entry.rel} starts with {first!r} and the skill runs it directly, but it is not"
+            f" executable; run `chmod +x {entry.rel}` (in git: `git update-index --chmod=+x"
+            f" {entry.rel}`), or run it through its interpreter in the instructions (zip"
+            " uploads and some registries drop the mode)",
             span=Span(Pos(1, 1), Pos(1, len(first) + 1)),
             path=entry.path,
         )
