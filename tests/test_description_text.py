@@ -53,6 +53,8 @@ def test_the_descriptions_own_first_or_second_person_is_reported(
         "从PDF文件中提取文本和表格，适用于扫描件和加密文档。",
         "PDFファイルからテキストを抽出します。ユーザーがPDFについて質問した場合に使用します。",
         "PDF 파일에서 텍스트를 추출합니다. 사용자가 PDF에 대해 물어볼 때 사용합니다.",
+        "Extrae texto de archivos PDF. Use cuando se solicite el texto de un PDF.",
+        "Extrait le texte des fichiers PDF, à utiliser lorsque l'utilisateur parle de PDF.",
     ],
 )
 def test_chinese_japanese_and_korean_triggers_count(tmp_path: Path, description: str) -> None:

@@ -274,7 +274,9 @@ _TRIGGER = re.compile(
     # to), 用于 (used for), 如果 (if), 触发 (trigger); Japanese: …場合 / …とき / …時に / …際に
     # (when), 使用して / 使います (use), トリガー; Korean: …때 (when), …경우 (in case)
     r"|当|时使用|時使用|使用场景|使用場景|适用|適用|用于|用於|如果|触发|觸發"
-    r"|場合|とき|時に|際に|使用して|使います|トリガー|때|경우",
+    r"|場合|とき|時に|際に|使用して|使います|トリガー|때|경우"
+    # "when" in Spanish, Portuguese, French, German, Italian, Russian
+    r"|\b(?:cuando|quando|lorsque|quand|wenn|sobald|когда)\b",
     re.IGNORECASE,
 )
 
@@ -287,7 +289,8 @@ _TRIGGER = re.compile(
     what="""
         Looks for a clause that says when the skill applies ("Use when…", "when the user
         asks…", "for requests about…"), in English, Chinese ("当用户…时使用", "使用场景",
-        "适用于"), Japanese ("…場合に使用", "…ときに") or Korean ("…할 때", "…경우").
+        "适用于"), Japanese ("…場合に使用", "…ときに"), Korean ("…할 때", "…경우") or the
+        word "when" in Spanish, Portuguese, French, German, Italian or Russian.
     """,
     why="""
         Agents choose skills from descriptions alone. The specification says a description
