@@ -76,7 +76,7 @@ def test_scripts_with_a_non_interactive_path_or_no_prompt_are_not_reported(
     [
         ("Run `awk '{print $2}' file`.", 18, "an awk field"),
         ("It costs $0.50 per call.", 10, "an amount of money"),
-        ("Budget: $1,000 a month.", 9, "an amount of money"),
+        ("Budget: $1,000 a month, $2,000 a year.", 9, "an amount of money"),
         ("Plans start at $20.", 16, "an amount of money"),
         ("Use `sed -E 's/(a)/$1/'` here.", 20, "a positional parameter"),
     ],

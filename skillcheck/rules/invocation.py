@@ -272,7 +272,8 @@ def _in_code_span(text: str, offset: int) -> bool:
         amounts of money (`$0.50`, `$1,000`, `$20`), awk fields (`awk '{print $1}'`), and,
         in a skill that takes no arguments (no `argument-hint`, no `arguments`, no
         `$ARGUMENTS`), any `$N` in code (shell positional parameters, regex
-        back-references). References and scripts are not rewritten and are not checked.
+        back-references). One finding per line, the first such `$N` on it. References and
+        scripts are not rewritten and are not checked.
     """,
     why="""
         Claude Code renders SKILL.md as a template when the skill is invoked with
@@ -298,7 +299,7 @@ def argument_substitution(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for line in _body_lines(skill):
         if "$" not in line.text:
             continue
-        for match in _POSITIONAL.finditer(line.text):
+        for match in _POSITIONAL.finditer(line.text):  # the first one on a line is enough
             start, end = match.span()
             tail = line.text[end : end + 2]
             number = match.group(1)
@@ -326,3 +327,4 @@ def argument_substitution(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 span=Span(Pos(line.number, start + 1), Pos(line.number, end + 1)),
                 impact=_CLAUDE_CODE,
             )
+            break
