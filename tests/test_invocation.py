@@ -95,12 +95,12 @@ def test_dollar_digits_that_claude_code_would_rewrite(
 
 
 def test_only_for_claude_code_and_not_for_intended_arguments(tmp_path: Path) -> None:
-    body = "# Steps\n\nCosts $0.50. Run `fix-issue $1`.\n"
+    body = "# Steps\n\nCosts $0.50 or $0.70.\nRun `fix-issue $1`.\n"
     write_skill(tmp_path, "pdf-tools", body=body)
     assert found(tmp_path, "--select", "SK709") == []  # default target: not Claude Code
     assert found(tmp_path, "--target", "claude-code", "--select", "SK709") == [
-        ("SK709", 7, 7, "warning"),
-        ("SK709", 7, 29, "warning"),
+        ("SK709", 7, 7, "warning"),  # one finding per line
+        ("SK709", 8, 16, "warning"),
     ]
     # a skill that takes arguments means its `$1`; an amount of money is still rewritten
     front = "name: pdf-tools\ndescription: Fixes an issue. Use when asked.\nargument-hint: ISSUE\n"
