@@ -441,7 +441,8 @@ def duplicate_key(skill: Skill, ctx: Context) -> Iterator[Finding]:
         Reports top-level keys outside the specification's six (`name`, `description`,
         `license`, `compatibility`, `metadata`, `allowed-tools`) and outside the keys each
         active target documents (Claude Code's `when_to_use`, `model`, ...). A near miss of a
-        spec key (`descripton`, `Name`, `allowed_tools`) is an error with the suggestion.
+        spec key (`descripton`, `Name`, `allowed_tools`) is an error with the suggestion,
+        unless the spec key is there too (`description_en` beside `description` is meant).
 
         Keys that some runtime acts on (Claude Code's `argument-hint`,
         `disable-model-invocation`, `user-invocable`, `model`, `context`, `agent`, `hooks`,
@@ -484,6 +485,8 @@ def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
     extra = set(ctx.option("extra-fields", ()) or ())
     all_known = set().union(*(t.known_fields for t in TARGETS.values()))
     near_of = {n: _near_miss(n) for n in fm.fields if n not in SPEC_FIELDS}  # difflib: once
+    # `description_en` beside `description` is a second key on purpose, not a misspelling
+    near_of = {n: (None if near in fm.fields else near) for n, near in near_of.items()}
     # only keys no runtime reads and the team did not allow move safely under metadata
     movable = [
         n
