@@ -484,15 +484,16 @@ def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     extra = set(ctx.option("extra-fields", ()) or ())
     all_known = set().union(*(t.known_fields for t in TARGETS.values()))
-    near_of = {n: _near_miss(n) for n in fm.fields if n not in SPEC_FIELDS}  # difflib: once
-    # `description_en` beside `description` is a second key on purpose, not a misspelling
-    near_of = {n: (None if near in fm.fields else near) for n, near in near_of.items()}
-    # only keys no runtime reads and the team did not allow move safely under metadata
+    close_to = {n: _near_miss(n) for n in fm.fields if n not in SPEC_FIELDS}  # difflib: once
+    # only keys no runtime reads and the team did not allow move safely under metadata (a
+    # near miss of a spec key is renamed or deleted by hand, never moved)
     movable = [
         n
         for n in fm.fields
-        if n not in all_known | extra and near_of[n] is None and n in fm.values  # not `<<`
+        if n not in all_known | extra and close_to[n] is None and n in fm.values  # not `<<`
     ]
+    # `description_en` beside `description` is a second key on purpose, not a misspelling
+    near_of = {n: (None if near in fm.fields else near) for n, near in close_to.items()}
     move, moved = fixes().move_to_metadata(skill.doc, fm, movable) if movable else (None, [])
     moved = set(moved)  # looked up once per key: a list made 20,000 keys quadratic
     for name, (key, _value) in fm.fields.items():
