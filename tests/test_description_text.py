@@ -22,6 +22,9 @@ def found(tmp_path: Path, description: str, code: str) -> list[dict]:
         "Tailors a résumé. Use for prompts like “rewrite my summary” or ‘help me apply’.",
         "Streams genomic file I/O on data frames. Use for I/O-bound pipelines.",
         "Checks the user's files. Use when the user's CV needs work.",
+        "Calls Bedrock models (us.anthropic.claude-sonnet). Use for Bedrock requests.",
+        "Generates changelogs. Use when you need release notes for your project.",
+        "Fixes builds. Use it if your CI fails; whenever you see a red check.",
     ],
 )
 def test_quoted_user_phrases_and_io_are_not_the_descriptions_voice(
@@ -35,6 +38,7 @@ def test_quoted_user_phrases_and_io_are_not_the_descriptions_voice(
     [
         ('I can tailor a résumé. Use when the user says "tailor my resume".', "I", 14),
         ("Tailors a résumé to your posting. Use when asked 'fix my CV'.", "your", 34),
+        ("Use when asked. You can tailor a résumé with it.", "You", 30),
     ],
 )
 def test_the_descriptions_own_first_or_second_person_is_reported(

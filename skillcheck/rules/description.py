@@ -210,9 +210,14 @@ def description_angle_brackets(skill: Skill, ctx: Context) -> Iterator[Finding]:
     )
 
 
-# not "I/O", "I/O-bound" or "TCP/IP" (a slash beside the word)
-_FIRST = re.compile(r"(?<!/)\b(I|I'm|I'll|I've|me|my|we|we'll|our|us)\b(?!/)")
-_SECOND = re.compile(r"(?<!/)\b(you|your|you're|you'll)\b(?!/)", re.IGNORECASE)
+# not "I/O", "I/O-bound", "TCP/IP" or "us.anthropic.claude-…" (a slash or a dotted name)
+_FIRST = re.compile(r"(?<![/.])\b(I|I'm|I'll|I've|me|my|we|we'll|our|us)\b(?![/.]\w)")
+_SECOND = re.compile(r"(?<![/.])\b(you|your|you're|you'll)\b(?![/.]\w)", re.IGNORECASE)
+# "Use when you need…", "if your build fails": a trigger clause speaks of the user, which is
+# what the description should say; it runs to the end of its sentence
+_TRIGGER_CLAUSE = re.compile(
+    r"\b(?:when|whenever|if|once|before|after|while|unless|until)\b[^.;!?]*", re.IGNORECASE
+)
 # Quoted phrases are what a user says ("tailor my resume", 'how do I set this up'): the
 # description quotes them as triggers, in the user's own first or second person. A single
 # quote opens only after a space or bracket and closes before one, so "user's" is no quote.
@@ -236,7 +241,9 @@ def _unquoted(value: str) -> str:
         Reports descriptions written as "I can help…", "We…", "You can use this…".
         Quoted phrases are skipped: a description that quotes what a user says
         (`Use when the user says "tailor my resume"`) is still in the third person. So are
-        words beside a slash (`I/O`).
+        words beside a slash or in a dotted name (`I/O`, `us.anthropic.claude-…`), and
+        "you" in a trigger clause (`Use when you need…`, `if your build fails`), which
+        speaks of the user as a trigger should.
     """,
     why="""
         The description is injected into the system prompt, where "I" and "you" confuse who is
@@ -256,8 +263,12 @@ def description_person(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     _fm, node, value = found
     text = _unquoted(value)
-    for pattern, person in ((_FIRST, "first"), (_SECOND, "second")):
-        match = pattern.search(text)
+    outside_triggers = _TRIGGER_CLAUSE.sub(lambda m: " " * len(m.group()), text)
+    for pattern, person, searched in (
+        (_FIRST, "first", text),
+        (_SECOND, "second", outside_triggers),
+    ):
+        match = pattern.search(searched)
         if match:
             yield Finding(
                 f"the description uses the {person} person ({match.group()!r}); describe the"
