@@ -203,8 +203,8 @@ def build_settings(
         selected = _selectors(select, "--select")
     elif config.get("select") is not None:
         selected = _selectors(config.get("select"), f"{where}: select")
-    else:
-        selected = {r.code for r in all_rules()}
+    else:  # rules that are off by default run only when selected
+        selected = {r.code for r in all_rules() if r.default_enabled}
     selected |= _selectors(config.get("extend-select"), f"{where}: extend-select")
     selected |= _selectors(extend_select, "--extend-select")
     selected -= _selectors(config.get("ignore"), f"{where}: ignore")

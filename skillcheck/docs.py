@@ -13,7 +13,8 @@ def rules_table() -> str:
     lines = []
     for rule in all_rules():
         fix = " (fixable)" if rule.fixable else ""
-        lines.append(f"{rule.code}  {rule.slug:<28} {rule.severity!s:<8} {rule.summary}{fix}")
+        off = "" if rule.default_enabled else " (off by default)"
+        lines.append(f"{rule.code}  {rule.slug:<28} {rule.severity!s:<8} {rule.summary}{fix}{off}")
     return "\n".join(lines) + "\n"
 
 
@@ -25,6 +26,7 @@ def rules_json() -> str:
             "severity": str(r.severity),
             "summary": r.summary,
             "fixable": r.fixable,
+            "default_enabled": r.default_enabled,
             "family": FAMILIES.get(r.family, r.family),
         }
         for r in all_rules()
@@ -37,6 +39,8 @@ def readme_table() -> str:
     rows = ["| code | slug | severity | fixable | summary |", "|---|---|---|---|---|"]
     for r in all_rules():
         summary = r.summary.replace("|", "\\|")
+        if not r.default_enabled:
+            summary += " *(off by default)*"
         rows.append(
             f"| {r.code} | `{r.slug}` | {r.severity} | {'yes' if r.fixable else ''} | {summary} |"
         )

@@ -318,8 +318,10 @@ def allowed_tools_string(doc: Document, fm: Frontmatter, tools: list[str]) -> Fi
         return None
     key, node = pair
     joined = " ".join(tools)
-    if split_tools(joined) != tools:
-        return None  # a tool with a space outside parentheses would split differently
+    if split_tools(joined) != tools or any(any(c.isspace() for c in t) for t in tools):
+        # a tool with a space (`Bash(npx expo *)`, `Azure MCP/docs`): loaders that follow the
+        # spec split the string on every space, parentheses or not
+        return None
 
     def expect(values: Values) -> Values:
         values["allowed-tools"] = joined

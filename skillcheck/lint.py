@@ -84,7 +84,7 @@ class Settings:
     def enabled(self) -> list[Rule]:
         rules = all_rules()
         if self.select is None:
-            return rules
+            return [r for r in rules if r.default_enabled]
         return [r for r in rules if r.code in self.select]
 
 

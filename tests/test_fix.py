@@ -88,12 +88,12 @@ def test_description_whitespace_quoted_and_block(tmp_path: Path) -> None:
 
 def test_allowed_tools_become_one_spaced_string(tmp_path: Path) -> None:
     cases = {
-        "allowed-tools: Read, Grep,Bash(git add, commit)\n": (
-            "allowed-tools: Read Grep Bash(git add, commit)\n"
+        "allowed-tools: Read, Grep,Bash(git:add,commit)\n": (
+            "allowed-tools: Read Grep Bash(git:add,commit)\n"
         ),
         "allowed-tools: 'Read, Grep'\n": "allowed-tools: 'Read Grep'\n",
-        "allowed-tools:\n  - Read\n  - Bash(git add, commit)\nlicense: MIT\n": (
-            "allowed-tools: Read Bash(git add, commit)\nlicense: MIT\n"
+        "allowed-tools:\n  - Read\n  - Bash(git:*)\nlicense: MIT\n": (
+            "allowed-tools: Read Bash(git:*)\nlicense: MIT\n"
         ),
         'allowed-tools: ["Bash(git:*)", Read]\n': "allowed-tools: Bash(git:*) Read\n",
     }
@@ -376,7 +376,8 @@ def test_fix_follows_a_symlink_inside_the_skill(tmp_path: Path) -> None:
 
 # --- properties ------------------------------------------------------------------------------
 
-TOOLS = ["Read", "Grep", "Bash(git add, commit)", "Bash(git:*)", "WebFetch"]
+# tools without spaces: a tool with one (`Bash(git add *)`) is never joined (see below)
+TOOLS = ["Read", "Grep", "Bash(git:add,commit)", "Bash(git:*)", "WebFetch"]
 DESCRIPTIONS = [DESC, "Résumé des PDF — 日本語 ✓. Use when the user asks about PDFs."]
 META_KEYS = ["version", "owner", "build", "beta", "released"]
 UNKNOWN_KEYS = ["author", "team", "website", "category"]
@@ -574,3 +575,64 @@ def test_diff_matches_what_fix_writes(case: Generated) -> None:
         ]
         expected_lines = case.expected.decode().splitlines()
         assert all(line in expected_lines for line in added)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "argument-hint: FILE\n",
+        "disable-model-invocation: true\n",
+        "user-invocable: false\n",
+        "model: opus\n",
+        "context: fork\n",
+        "agent: Explore\n",
+        "hooks:\n  PreToolUse: []\n",
+        "version: 1.0.0\n",
+        "effort: high\n",
+    ],
+)
+def test_keys_a_runtime_acts_on_are_never_advised_or_moved_under_metadata(
+    tmp_path: Path, extra: str
+) -> None:
+    path = write_skill(
+        tmp_path, "pdf-tools", frontmatter=f"name: pdf-tools\ndescription: {DESC}\n{extra}"
+    )
+    before = path.joinpath("SKILL.md").read_bytes()
+    _code, report = lint_json("--isolated", "--select", "SK108", ".", cwd=tmp_path)
+    (diag,) = report["diagnostics"]
+    assert "; move it under 'metadata'" not in diag["message"]
+    assert "do not move it under 'metadata'" in diag["message"]
+    assert "--target claude-code" in diag["message"]
+    assert diag["fix"] is None and diag["severity"] == "warning"
+    invoke("lint", "--isolated", "--fix", "--select", "SK108", ".", cwd=tmp_path)
+    assert path.joinpath("SKILL.md").read_bytes() == before
+    _code, report = lint_json("--isolated", "--target", "claude-code", ".", cwd=tmp_path)
+    assert [d for d in report["diagnostics"] if d["code"] == "SK108"] == []
+
+
+@pytest.mark.parametrize(
+    ("value", "severity"),
+    [
+        ("\n  - Bash(npx expo *)\n  - Read\n", "info"),
+        ("[Read, 'Azure MCP/documentation']\n", "info"),
+        ("Bash(npx expo *), Read\n", "info"),
+        ("Read, Grep,Bash(git add, commit)\n", "info"),
+        ("Read, Bash(git:*)\n", "warning"),
+    ],
+)
+def test_allowed_tools_with_a_space_inside_a_tool_are_never_joined_with_spaces(
+    tmp_path: Path, value: str, severity: str
+) -> None:
+    front = f"name: pdf-tools\ndescription: {DESC}\nallowed-tools: {value}"
+    path = write_skill(tmp_path, "pdf-tools", frontmatter=front)
+    before = path.joinpath("SKILL.md").read_bytes()
+    _code, report = lint_json("--isolated", "--select", "SK403", ".", cwd=tmp_path)
+    (diag,) = report["diagnostics"]
+    assert diag["severity"] == severity
+    invoke("lint", "--isolated", "--fix", "--select", "SK403", ".", cwd=tmp_path)
+    after = path.joinpath("SKILL.md").read_bytes()
+    if severity == "info":
+        assert "would split; keep this form" in diag["message"] and diag["fix"] is None
+        assert after == before
+    else:
+        assert b"allowed-tools: Read Bash(git:*)\n" in after

@@ -58,6 +58,20 @@ def test_each_hidden_character_is_reported_at_its_position(tmp_path: Path, char:
     code, report = lint(tmp_path, "--select", "SK701")
     assert found(report, "SK701") == [("pdf-tools/SKILL.md", 7, 8)]
     assert f"U+{ord(char):04X}" in messages(report, "SK701")[0]
+    # bidi controls are errors (Trojan Source); zero-width characters alone only warnings
+    bidi = char in "\u202a\u202e\u2066\u2069"
+    assert [d["severity"] for d in report["diagnostics"]] == ["error" if bidi else "warning"]
+    assert code == (1 if bidi else 0)
+
+
+def test_a_zero_width_space_escaping_a_fence_is_a_warning_and_bidi_beside_it_an_error(
+    tmp_path: Path,
+) -> None:
+    body = "# Steps\n\n````\n``\u200b`python\n````\n\nAccess \u202euser\u202c\n"
+    skill(tmp_path, body=body)
+    code, report = lint(tmp_path, "--select", "SK701")
+    got = [(d["line"], d["column"], d["severity"]) for d in report["diagnostics"]]
+    assert got == [(8, 3, "warning"), (11, 8, "error")]
     assert code == 1
 
 
@@ -146,6 +160,8 @@ def test_many_hidden_characters_are_capped_per_file(tmp_path: Path) -> None:
         "more hidden-character findings in this file from here on are not listed"
         in (messages(report, "SK701")[20])
     )
+    # zero-width spaces alone: every finding, the summary one too, is a warning
+    assert {d["severity"] for d in report["diagnostics"]} == {"warning"}
 
 
 @settings(
@@ -238,6 +254,13 @@ def test_aws_key_needs_its_secret_nearby(tmp_path: Path) -> None:
         'TOKEN = "gh' + "p_" + "x" * 36 + '"\n',
         'KEY = "sk' + "_live_" + "0" * 24 + '"\n',
         "xox" + "b-your-bot-token-here\n",
+        # documented placeholders in a key's exact shape
+        'TOKEN = "gh' + "p_" + "A1B2C3D4E5F6G7H8I9J0" + "K1L2M3N4O5P6Q7R8" + '"\n',
+        'TOKEN = "gh' + "p_" + rand(29) + "EXAMPLE" + '"\n',
+        'KEY = "sk' + "-" + "your" + rand(44) + '"\n',
+        'KEY = "AI' + "za" + "SyXXXX" + rand(29) + '"\n',
+        # low entropy: few characters, repeated
+        'TOKEN = "gh' + "p_" + "abcdefghij" + "a" * 26 + '"\n',
         # a key header in documentation, without key material
         "A key file starts with -----BEGIN OPENSSH PRIVATE KEY----- and then base64.\n",
         "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----\n",
@@ -359,6 +382,33 @@ def test_junk_is_reported_once_per_entry(tmp_path: Path) -> None:
     by_path = {d["path"]: d["message"] for d in report["diagnostics"]}
     assert by_path["pdf-tools/tools-env"].startswith("tools-env/ is a Python virtualenv")
     assert by_path["pdf-tools/.env"].startswith(".env is an environment file")
+
+
+def test_files_the_skill_uses_are_never_called_junk(tmp_path: Path) -> None:
+    root = skill(
+        tmp_path,
+        body=(
+            "# Steps\n\nRun `bash scripts/init.sh`, then `node dist/cli.js FILE`.\n\n"
+            "Copy `.env.example` to `.env` and fill in the key.\n"
+        ),
+        files={
+            "scripts/init.sh": '#!/bin/sh\ntar -xzf "$(dirname "$0")/components.tar.gz"\n',
+            "scripts/components.tar.gz": b"\x1f\x8b",
+            "dist/cli.js": "console.log(1)\n",
+            "package.json": '{"main": "build/index.js"}\n',
+            "build/index.js": "module.exports = 1\n",
+            ".env.example": "API_KEY=your-key-here\n",
+            "config/.env.sample": "API_KEY=\n",
+            "assets/unused.zip": b"PK",
+            ".env.local": "API_KEY=x\n",
+        },
+    )
+    assert root.is_dir()
+    _code, report = lint(tmp_path, "--select", "SK703")
+    assert sorted(p for p, _l, _c in found(report, "SK703")) == [
+        "pdf-tools/.env.local",
+        "pdf-tools/assets/unused.zip",
+    ]
 
 
 def test_git_file_of_a_worktree_is_junk(tmp_path: Path) -> None:
@@ -488,7 +538,7 @@ def test_comments_in_reference_files_are_not_reported(tmp_path: Path) -> None:
 def test_shebang_without_executable_bit(
     tmp_path: Path, content: str, mode: int, reported: bool
 ) -> None:
-    skill(tmp_path, body="# Steps\n\nRun `scripts/run.sh`.\n", files={"scripts/run.sh": content})
+    skill(tmp_path, body="# Steps\n\nRun `./scripts/run.sh`.\n", files={"scripts/run.sh": content})
     os.chmod(tmp_path / "pdf-tools/scripts/run.sh", mode)
     _code, report = lint(tmp_path, "--select", "SK706")
     assert found(report, "SK706") == [("pdf-tools/scripts/run.sh", 1, 1)] * reported
@@ -497,6 +547,52 @@ def test_shebang_without_executable_bit(
         assert "'#!/usr/bin/env bash'" in text and "chmod +x scripts/run.sh" in text
         diag = report["diagnostics"][0]
         assert (diag["end_line"], diag["end_column"]) == (1, 20)
+
+
+@pytest.mark.parametrize(
+    ("body", "reported"),
+    [
+        ("Run `./scripts/run.sh FILE`.\n", True),
+        ("```bash\n$ ./scripts/run.sh FILE\n```\n", True),
+        ("```bash\ncd /tmp && scripts/run.sh FILE\n```\n", True),
+        ("Run `${CLAUDE_SKILL_DIR}/scripts/run.sh FILE`.\n", True),
+        ("```bash\nscripts/run.sh FILE | head\n```\n", True),
+        ("Run `bash scripts/run.sh FILE`.\n", False),
+        ("```bash\npython3 -u ./scripts/run.sh FILE\n```\n", False),
+        ("```bash\nsh ${CLAUDE_SKILL_DIR}/scripts/run.sh\n```\n", False),
+        ("See [the script](scripts/run.sh) for details.\n", False),
+        ("The script scripts/run.sh prints the text.\n", False),
+        ("Use `scripts/run.sh` to print the text.\n", False),
+        ("- `scripts/run.sh` — prints the text\n", False),
+        ("- scripts/run.sh: prints the text\n", False),
+        ("```bash\nLANG=C ./scripts/run.sh FILE\n```\n", True),
+        ("Nothing runs it.\n", False),
+    ],
+)
+def test_shebang_without_executable_bit_only_when_run_directly(
+    tmp_path: Path, body: str, reported: bool
+) -> None:
+    content = "#!/usr/bin/env bash\necho hi\n"
+    skill(tmp_path, body=f"# Steps\n\n{body}", files={"scripts/run.sh": content})
+    os.chmod(tmp_path / "pdf-tools/scripts/run.sh", 0o644)
+    _code, report = lint(tmp_path, "--select", "SK706")
+    assert found(report, "SK706") == [("pdf-tools/scripts/run.sh", 1, 1)] * reported
+
+
+def test_a_script_run_directly_by_another_script_is_reported(tmp_path: Path) -> None:
+    skill(
+        tmp_path,
+        body="# Steps\n\nRun `bash scripts/main.sh`.\n",
+        files={
+            "scripts/main.sh": '#!/bin/sh\nDIR="$(dirname "$0")"\n"$DIR/helper.sh" "$@"\n',
+            "scripts/helper.sh": "#!/bin/sh\necho hi\n",
+        },
+    )
+    os.chmod(tmp_path / "pdf-tools/scripts/main.sh", 0o644)
+    os.chmod(tmp_path / "pdf-tools/scripts/helper.sh", 0o644)
+    _code, report = lint(tmp_path, "--select", "SK706")
+    assert found(report, "SK706") == [("pdf-tools/scripts/helper.sh", 1, 1)]
+    assert report["diagnostics"][0]["severity"] == "warning"
 
 
 def test_special_files_are_never_opened(tmp_path: Path) -> None:

@@ -67,7 +67,10 @@ def _rules_metadata() -> tuple[list[dict], dict[str, int]]:
                 "fullDescription": {"text": f"{rule.what}\n\n{rule.why}"},
                 "help": {"text": docs, "markdown": docs},
                 "helpUri": f"{INFORMATION_URI}#rules",
-                "defaultConfiguration": {"level": LEVELS[rule.severity]},
+                "defaultConfiguration": {
+                    "level": LEVELS[rule.severity],
+                    "enabled": rule.default_enabled,
+                },
                 "properties": {"tags": [rule.family] if rule.family else []},
             }
         )

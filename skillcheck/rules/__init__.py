@@ -23,6 +23,7 @@ FAMILIES: dict[str, str] = {
     "files": "SK5xx references and files",
     "budgets": "SK6xx budgets",
     "security": "SK7xx security and hygiene",
+    "invocation": "SK7xx security and hygiene",
     "collection": "SK8xx collection",
     "encoding": "SK9xx encoding and portability",
     "portability": "SK9xx encoding and portability",

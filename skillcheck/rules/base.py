@@ -53,13 +53,21 @@ class Rule:
     # "suppression": run by the suppression step with the skill's suppression comments
     scope: Literal["skill", "collection", "discovery", "suppression"] = "skill"
     family: str = ""
+    # off by default: runs only when selected (`select`, `extend-select`, `--select`)
+    default_enabled: bool = True
 
     def docs_markdown(self) -> str:
         """The rule's full page, as `skillcheck rule CODE` prints it."""
         parts = [
             f"# {self.code} {self.slug}",
             "",
-            f"Default severity: {self.severity}. Fixable: {'yes' if self.fixable else 'no'}.",
+            f"Default severity: {self.severity}. Fixable: {'yes' if self.fixable else 'no'}."
+            + (
+                ""
+                if self.default_enabled
+                else f" Off by default: enable it with `--extend-select {self.code}`"
+                f' (config `extend-select = ["{self.code}"]`).'
+            ),
             "",
             self.summary,
             "",
@@ -108,6 +116,7 @@ def rule(
     options: str = "",
     fixable: bool = False,
     scope: Literal["skill", "collection", "discovery", "suppression"] = "skill",
+    default_enabled: bool = True,
 ) -> Callable[[Check], Check]:
     """Register the decorated check as a rule."""
 
@@ -130,6 +139,7 @@ def rule(
             scope=scope,
             family=check.__module__.rsplit(".", 1)[-1],
             check=check,
+            default_enabled=default_enabled,
         )
         return check
 

@@ -17,6 +17,10 @@ from skillcheck.rules.base import (
 from skillcheck.targets import TARGETS, impact, impacts, where
 
 DEFAULT_MIN_CHARS = 40
+# what one character counts toward DEFAULT_MIN_CHARS: Chinese and Japanese write a word in
+# one or two characters, Korean in two or three syllables, English in about five letters
+CJK_WEIGHT = 3
+HANGUL_WEIGHT = 2
 
 
 def _description(skill: Skill) -> tuple[Frontmatter, Node, str] | None:
@@ -206,8 +210,26 @@ def description_angle_brackets(skill: Skill, ctx: Context) -> Iterator[Finding]:
     )
 
 
-_FIRST = re.compile(r"\b(I|I'm|I'll|I've|me|my|we|we'll|our|us)\b")
-_SECOND = re.compile(r"\b(you|your|you're|you'll)\b", re.IGNORECASE)
+# not "I/O", "I/O-bound", "TCP/IP" or "us.anthropic.claude-…" (a slash or a dotted name)
+_FIRST = re.compile(r"(?<![/.])\b(I|I'm|I'll|I've|me|my|we|we'll|our|us)\b(?![/.]\w)")
+_SECOND = re.compile(r"(?<![/.])\b(you|your|you're|you'll)\b(?![/.]\w)", re.IGNORECASE)
+# "Use when you need…", "if your build fails": a trigger clause speaks of the user, which is
+# what the description should say; it runs to the end of its sentence
+_TRIGGER_CLAUSE = re.compile(
+    r"\b(?:when|whenever|if|once|before|after|while|unless|until)\b[^.;!?]*", re.IGNORECASE
+)
+# Quoted phrases are what a user says ("tailor my resume", 'how do I set this up'): the
+# description quotes them as triggers, in the user's own first or second person. A single
+# quote opens only after a space or bracket and closes before one, so "user's" is no quote.
+_QUOTED = re.compile(
+    r"\"[^\"\n]*\"|“[^”\n]*”|‘[^’\n]*’|«[^»\n]*»|「[^」\n]*」"
+    r"|(?:(?<=[\s(\[:,])|^)'[^'\n]*'(?=[\s.,;:!?)\]]|$)"
+)
+
+
+def _unquoted(value: str) -> str:
+    """``value`` with quoted phrases blanked out (same length: offsets stay valid)."""
+    return _QUOTED.sub(lambda m: " " * len(m.group()), value)
 
 
 @rule(
@@ -217,6 +239,11 @@ _SECOND = re.compile(r"\b(you|your|you're|you'll)\b", re.IGNORECASE)
     "`description` speaks in the first or second person.",
     what="""
         Reports descriptions written as "I can help…", "We…", "You can use this…".
+        Quoted phrases are skipped: a description that quotes what a user says
+        (`Use when the user says "tailor my resume"`) is still in the third person. So are
+        words beside a slash or in a dotted name (`I/O`, `us.anthropic.claude-…`), and
+        "you" in a trigger clause (`Use when you need…`, `if your build fails`), which
+        speaks of the user as a trigger should.
     """,
     why="""
         The description is injected into the system prompt, where "I" and "you" confuse who is
@@ -235,8 +262,13 @@ def description_person(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if found is None:
         return
     _fm, node, value = found
-    for pattern, person in ((_FIRST, "first"), (_SECOND, "second")):
-        match = pattern.search(value)
+    text = _unquoted(value)
+    outside_triggers = _TRIGGER_CLAUSE.sub(lambda m: " " * len(m.group()), text)
+    for pattern, person, searched in (
+        (_FIRST, "first", text),
+        (_SECOND, "second", outside_triggers),
+    ):
+        match = pattern.search(searched)
         if match:
             yield Finding(
                 f"the description uses the {person} person ({match.group()!r}); describe the"
@@ -248,7 +280,14 @@ def description_person(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 _TRIGGER = re.compile(
     r"\b(when|whenever|if the user|if you|if asked|use (it |this )?(for|to|on|with|in)|"
-    r"for (tasks|requests|questions|work)|triggers?|invoke|asks?|requests?|needs?)\b",
+    r"for (tasks|requests|questions|work)|triggers?|invoke|asks?|requests?|needs?)\b"
+    # Chinese: 当…时 / 在…时使用 (when), 使用场景 / 适用场景 / 适用于 (use cases, applies
+    # to), 用于 (used for), 如果 (if), 触发 (trigger); Japanese: …場合 / …とき / …時に / …際に
+    # (when), 使用して / 使います (use), トリガー; Korean: …때 (when), …경우 (in case)
+    r"|当|时使用|時使用|使用场景|使用場景|适用|適用|用于|用於|如果|触发|觸發"
+    r"|場合|とき|時に|際に|使用して|使います|トリガー|때|경우"
+    # "when" in Spanish, Portuguese, French, German, Italian, Russian
+    r"|\b(?:cuando|quando|lorsque|quand|wenn|sobald|когда)\b",
     re.IGNORECASE,
 )
 
@@ -260,7 +299,9 @@ _TRIGGER = re.compile(
     "`description` does not say when to use the skill.",
     what="""
         Looks for a clause that says when the skill applies ("Use when…", "when the user
-        asks…", "for requests about…").
+        asks…", "for requests about…"), in English, Chinese ("当用户…时使用", "使用场景",
+        "适用于"), Japanese ("…場合に使用", "…ときに"), Korean ("…할 때", "…경우") or the
+        word "when" in Spanish, Portuguese, French, German, Italian or Russian.
     """,
     why="""
         Agents choose skills from descriptions alone. The specification says a description
@@ -296,13 +337,31 @@ def description_no_trigger(skill: Skill, ctx: Context) -> Iterator[Finding]:
     )
 
 
+def _weighted_length(text: str) -> int:
+    """Length in Latin-letter equivalents: a Han or kana character carries about a word
+    (three), a Hangul syllable about half of one (two); everything else counts one."""
+    total = 0
+    for ch in text:
+        code = ord(ch)
+        if 0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x3040 <= code <= 0x30FF:
+            total += CJK_WEIGHT
+        elif 0xAC00 <= code <= 0xD7AF:
+            total += HANGUL_WEIGHT
+        else:
+            total += 1
+    return total
+
+
 @rule(
     "SK307",
     "description-too-short",
     Severity.WARNING,
     "`description` is too short to choose the skill by.",
     what="""
-        Reports descriptions shorter than 40 characters (configurable).
+        Reports descriptions shorter than 40 characters (configurable). Chinese and Japanese
+        characters count three each and Hangul syllables two, since they carry about a
+        word (or half of one) where English needs several letters:
+        `提取PDF文本。当用户询问PDF时使用。` (20 characters) is long enough, `PDF工具` is not.
     """,
     why="""
         A two-word description ("PDF helper") gives the agent nothing to match a request
@@ -325,13 +384,20 @@ def description_too_short(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     _fm, node, value = found
     minimum = (ctx.option("budgets") or {}).get("description-min-chars", DEFAULT_MIN_CHARS)
-    length = len(value.strip())
-    if length < minimum:
-        yield Finding(
-            f"the description is {length} character{'s' * (length != 1)}; say what the skill"
-            f" does and when to use it in at least {minimum}",
-            span=value_span(node),
-        )
+    text = value.strip()
+    length = len(text)
+    if length >= minimum:
+        return
+    weighted = _weighted_length(text) if not text.isascii() else length
+    if weighted >= minimum:
+        return
+    plural = "s" * (length != 1)
+    counted = "" if weighted == length else f" (worth {weighted} Latin letters)"
+    yield Finding(
+        f"the description is {length} character{plural}{counted}; say what the skill"
+        f" does and when to use it in at least {minimum}",
+        span=value_span(node),
+    )
 
 
 @rule(
@@ -380,7 +446,9 @@ def description_listing_truncated(skill: Skill, ctx: Context) -> Iterator[Findin
     "`description` spans several lines or has leading/trailing whitespace.",
     what="""
         Reports a description whose value (after YAML parsing) contains line breaks, as a `|`
-        block scalar gives, or starts or ends with whitespace.
+        block scalar gives, or starts or ends with whitespace. A one-paragraph `>` (or `|`)
+        block whose only fault is the line break YAML keeps at its end is told to use `>-`
+        (the strip indicator), which the fix writes.
     """,
     why="""
         Codex collapses the value to one line, skills-ref counts the unstripped length against
@@ -414,8 +482,16 @@ def description_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
             },
         )
     elif value != value.strip():
+        if node.style in (">", "|") and value == value.strip() + "\n":
+            # a clipped block scalar keeps its final line break: the "strip" indicator drops it
+            message = (
+                f"the '{node.style}' block keeps a line break at the end of the description;"
+                f" write '{node.style}-' instead of '{node.style}' to strip it"
+            )
+        else:
+            message = "the description has leading or trailing whitespace; remove it"
         yield Finding(
-            "the description has leading or trailing whitespace; remove it",
+            message,
             span=node.span,
             impact={
                 "agentskills": impact(Outcome.OK, Severity.WARNING),

@@ -152,6 +152,11 @@ def metadata_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
     what="""
         Checks that `allowed-tools` is one string of tool patterns separated by spaces, as the
         specification defines it: `Bash(git:*) Read`. A YAML list or commas are reported.
+
+        A list or comma form that holds a tool with a space in it (`Bash(npx expo *)`, an MCP
+        tool `Azure MCP/docs`) is only an info finding, and the fix leaves it: a
+        space-separated string cannot hold such a tool for loaders that split on every space,
+        and Claude Code reads the list as it is.
     """,
     why="""
         The spec's form is a space-separated string. Claude Code also accepts lists and commas,
@@ -175,6 +180,10 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
     select = {"agentskills": impact(Outcome.DEGRADED)}
     if node.kind == "sequence":
         items = [item.text() or "" for item in node.value]
+        spaced = _spaced(items)
+        if spaced is not None:
+            yield _keep_form("a list", spaced, node.span)
+            return
         yield Finding(
             "'allowed-tools' is a list; the specification wants one space-separated string",
             span=node.span,
@@ -190,6 +199,12 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
     elif node.tag != "null" and _has_separator_comma(node.value):
         index = _separator_comma(node.value)
+        # between commas a space may also separate two tools ("Read, Grep Glob"): only a
+        # space inside parentheses or in an MCP tool path is surely part of one tool
+        spaced = _spaced([t for t in _comma_items(node.value) if "(" in t or "/" in t or "__" in t])
+        if spaced is not None:
+            yield _keep_form("comma-separated", spaced, value_span(node, index, 1))
+            return
         yield Finding(
             "'allowed-tools' is separated by commas; the specification separates tools with spaces",
             span=value_span(node, index, 1),
@@ -197,6 +212,37 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
             help="allowed-tools: " + " ".join(split_tools(node.value)),
             fix=fixes().allowed_tools_string(skill.doc, fm, split_tools(node.value)),
         )
+
+
+def _spaced(tools: list[str]) -> str | None:
+    """The first tool with a space in it (`Bash(npx expo *)`), which no space-separated
+    string can hold: loaders that follow the spec split on every space."""
+    return next((t for t in tools if any(c.isspace() for c in t.strip())), None)
+
+
+def _comma_items(value: str) -> list[str]:
+    """The items between commas outside parentheses, stripped."""
+    items, depth, start = [], 0, 0
+    for index, char in enumerate(value):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            items.append(value[start:index].strip())
+            start = index + 1
+    items.append(value[start:].strip())
+    return items
+
+
+def _keep_form(form: str, tool: str, span: Span) -> Finding:
+    return Finding(
+        f"'allowed-tools' is {form}, not the specification's space-separated string, but"
+        f" {tool.strip()!r} contains a space that such a string would split; keep this form"
+        " (Claude Code reads lists and commas)",
+        span=span,
+        impact={"agentskills": impact(Outcome.DEGRADED, Severity.INFO)},
+    )
 
 
 def _separator_comma(value: str) -> int:

@@ -12,8 +12,10 @@ and at most ``MAX_PER_FILE`` findings of a rule are listed per file.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +87,7 @@ def _capped(findings: Iterator[Finding], what: str) -> Iterator[Finding]:
                 f" first {MAX_PER_FILE} and run again",
                 span=finding.span,
                 path=finding.path,
+                severity=finding.severity,  # as grave as the finding it stands for
             )
             return
         yield finding
@@ -132,10 +135,14 @@ def _char_name(ch: str) -> str:
     return f"U+{ord(ch):04X} {unicodedata.name(ch, 'UNNAMED')}"
 
 
+def _has_bidi(chars: str) -> bool:
+    return any(0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 for c in chars)
+
+
 def _other_message(chars: str) -> str:
     names = list(dict.fromkeys(chars))
     listed = ", ".join(_char_name(c) for c in names[:3]) + (", …" if len(names) > 3 else "")
-    bidi = any(0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 for c in chars)
+    bidi = _has_bidi(chars)
     many = len(chars) > 1
     if bidi:
         effect = (
@@ -157,7 +164,11 @@ def _hidden_findings(item: _Text) -> Iterator[Finding]:
     def flush() -> Iterator[Finding]:
         if pending is not None:
             span, _end, chars = pending
-            yield Finding(_other_message("".join(chars)), span=span, path=item.path)
+            joined = "".join(chars)
+            # only bidi controls reorder what review sees (Trojan Source); a zero-width
+            # character alone is usually an escape (a fence inside a fence) or a paste artefact
+            severity = None if _has_bidi(joined) else Severity.WARNING
+            yield Finding(_other_message(joined), span=span, path=item.path, severity=severity)
 
     for match in _HIDDEN.finditer(text):
         start, end = match.span()
@@ -210,6 +221,11 @@ def _hidden_findings(item: _Text) -> Iterator[Finding]:
         own, with the hidden text decoded in the message; at most 20 findings per file are
         listed. Zero-width joiners inside emoji and non-Latin words, and the tag sequences of
         subdivision flag emoji, are not reported. Binary files are not scanned.
+
+        Severity: bidirectional controls and tag characters are errors (they change or hide
+        what a reviewer reads). A line whose only hidden characters are zero-width ones is a
+        warning: authors put a zero-width space between backticks to show a code fence inside
+        a code block, or paste one in by accident, and it hides nothing by itself.
     """,
     why="""
         Bidi controls reorder what a reviewer sees ("Trojan Source"); zero-width characters
@@ -339,16 +355,48 @@ def _may_hold_secret(text: str) -> bool:
     )
 
 
+# words and runs that documentation puts in a key's shape, never found in an issued key
+_PLACEHOLDER_WORDS = (
+    "EXAMPLE",
+    "XXXX",
+    "PLACEHOLDER",
+    "YOUR",
+    "REDACTED",
+    "DUMMY",
+    "FAKE",
+    "SAMPLE",
+    "CHANGEME",
+    "REPLACE",
+    "INSERT",
+    "A1B2C3",
+    "1A2B3C",
+    "ABCDEF",
+    "GHIJKL",
+    "UVWXYZ",
+)
+MIN_ENTROPY = 3.0  # bits per character; random base62 keys carry about 5
+
+
+def _has_placeholder_word(value: str) -> bool:
+    # all upper or all lower case: a mixed-case match inside a random key is far likelier
+    return any(word in value or word.lower() in value for word in _PLACEHOLDER_WORDS)
+
+
 def _looks_random(value: str) -> bool:
-    """Not a placeholder such as ``ghp_xxxx…`` or ``sk_live_000…``: enough distinct characters."""
-    return len(set(value)) >= 10
+    """Not a placeholder: no documentation marker (``…EXAMPLE``, ``xxxx``, ``A1B2C3…``,
+    ``your_key``), enough distinct characters, and the entropy of a generated key."""
+    if len(set(value)) < 10 or _has_placeholder_word(value):
+        return False
+    counts = Counter(value)
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return entropy >= MIN_ENTROPY
 
 
 def _aws_secret_near(text: str, start: int, end: int) -> int | None:
     lo, hi = max(0, start - AWS_NEARBY), min(len(text), end + AWS_NEARBY)
     for match in _AWS_SECRET.finditer(text, lo, hi):
         value = match.group()
-        if value.endswith("EXAMPLEKEY"):
+        if not _looks_random(value):  # AWS's documented …EXAMPLEKEY, xxxx…
             continue
         # real secret keys mix cases and digits; a 40-char lowercase hex string is a git SHA
         if any(c.islower() for c in value) and any(c.isupper() for c in value):
@@ -365,7 +413,7 @@ def _secret_findings(item: _Text) -> Iterator[Finding]:
         for index, match in enumerate(_AWS_ID.finditer(text)):
             if index >= AWS_MAX_IDS:
                 break
-            if match.group().endswith("EXAMPLE"):  # AWS's documented example keys
+            if _has_placeholder_word(match.group()):  # AWS's documented …EXAMPLE keys
                 continue
             secret_at = _aws_secret_near(text, match.start(), match.end())
             if secret_at is None:
@@ -384,7 +432,11 @@ def _secret_findings(item: _Text) -> Iterator[Finding]:
             continue
         for match in secret.pattern.finditer(text):
             value = match.group()
-            if not _looks_random(value[secret.variable_from :]):
+            variable = value[secret.variable_from :]
+            if secret.label == "a private key":  # long base64: a marker can occur by chance
+                if len(set(variable)) < 10:
+                    continue
+            elif not _looks_random(variable):
                 continue
             if secret.label == "a private key":
                 header = _HEADER.match(value)
@@ -419,8 +471,14 @@ def _secret_findings(item: _Text) -> Iterator[Finding]:
         access key IDs (`AKIA…`) with a 40-character secret key nearby, GitHub tokens
         (`ghp_…`, `github_pat_…`), OpenAI and Anthropic API keys (`sk-…`, `sk-ant-…`), Slack
         tokens (`xoxb-…`, `xoxp-…`), Google API keys (`AIza…`), Stripe live keys
-        (`sk_live_…`) and PEM/OpenSSH/PGP private keys with key material. Placeholders with
-        few distinct characters and AWS's documented `…EXAMPLE` keys are not reported.
+        (`sk_live_…`) and PEM/OpenSSH/PGP private keys with key material.
+
+        Documented placeholders are not secrets and are not reported: values with few
+        distinct characters or low entropy (under 3 bits per character; issued keys carry
+        about 5), and values holding a marker no issued key contains: `EXAMPLE` (AWS's
+        documented `AKIAIOSFODNN7EXAMPLE`), `xxxx`, `your`, `placeholder`, `redacted`,
+        `dummy`, `fake`, `sample`, `changeme`, and counting runs such as `A1B2C3`
+        or `abcdef`.
         Messages show only the public prefix of a credential, never the credential itself.
     """,
     why="""
@@ -483,6 +541,10 @@ _ARCHIVES = (
 )
 
 
+# `.env.example` & co. document the variables a skill reads, with placeholder values
+_ENV_TEMPLATE = re.compile(r"\.env\.(?:example|sample|template|dist|defaults?)(?:\.\w+)?$", re.I)
+
+
 def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
     name = entry.rel.rsplit("/", 1)[-1]
     is_dir = entry.kind == "dir"
@@ -490,7 +552,7 @@ def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
         return _JUNK_NAMES[name]
     if is_dir and entry.rel in venvs:
         return "a Python virtualenv"
-    if name.startswith(".env"):
+    if name.startswith(".env") and not _ENV_TEMPLATE.match(name):
         return "an environment file (such files usually hold secrets)"
     if name == ".git":  # a worktree or submodule has a .git file
         return _JUNK_DIRS[".git"]
@@ -508,6 +570,22 @@ def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
     return None
 
 
+def _used(skill: Skill, entry: SkillFile, texts: list[str]) -> bool:
+    """Whether the skill uses an archive or build directory: named in SKILL.md, another
+    Markdown file, a script or `package.json` (`"main": "dist/index.js"`)."""
+    name = entry.rel.rsplit("/", 1)[-1]
+    needles = (entry.rel + "/", name + "/") if entry.kind == "dir" else (name,)
+    return any(needle in text for text in texts for needle in needles)
+
+
+def _package_json_texts(skill: Skill) -> Iterator[str]:
+    for entry in skill.files:
+        if entry.kind == "file" and entry.rel.rsplit("/", 1)[-1] == "package.json":
+            text = read_text(skill, entry)
+            if text is not None:
+                yield text
+
+
 @rule(
     "SK703",
     "junk-file",
@@ -521,6 +599,12 @@ def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
         `pyvenv.cfg`); `.env*` files; build output (`build/` and `dist/` at the skill root,
         `*.egg-info`); and nested archives (`*.zip`, `*.tar.gz`, `*.tgz`, `*.skill`, …).
         Entries inside a reported directory are not reported again.
+
+        Files the skill uses are never reported: an archive or a `build/` / `dist/`
+        directory named in SKILL.md, another Markdown file, a script (a tarball a script
+        unpacks) or a `package.json` (`"main": "dist/index.js"`), and environment templates
+        (`.env.example`, `.env.sample`, `.env.template`), which document variables with
+        placeholder values.
     """,
     why="""
         Whatever is in the directory is copied by installers and uploads: Anthropic's
@@ -545,12 +629,19 @@ def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
 def junk_file(skill: Skill, ctx: Context) -> Iterator[Finding]:
     venvs = {e.rel.rsplit("/", 1)[0] for e in skill.files if e.rel.endswith("/pyvenv.cfg")}
     reported: list[str] = []  # junk directories: what lies inside is not reported again
+    texts: list[str] | None = None  # read only when an archive or build directory is found
     for entry in skill.files:
         if any(entry.rel.startswith(prefix) for prefix in reported):
             continue
         reason = _junk_reason(entry, venvs)
         if reason is None:
             continue
+        if reason.startswith(("a nested archive", "build output")):
+            if texts is None:
+                texts = [t.text for t in _exec_sources(skill)]
+                texts += list(_package_json_texts(skill))
+            if _used(skill, entry, texts):
+                continue  # never tell an author to delete what the skill runs or unpacks
         if entry.kind == "dir":
             reported.append(entry.rel + "/")
         shown = entry.rel + ("/" if entry.kind == "dir" else "")
@@ -735,14 +826,148 @@ def html_comment(skill: Skill, ctx: Context) -> Iterator[Finding]:
 # --- SK706 shebang without the executable bit ------------------------------------------------
 
 
+# words that run a script given as their argument: `python scripts/x.py` needs no mode bit
+_INTERPRETERS = frozenset(
+    {
+        "python",
+        "python2",
+        "python3",
+        "py",
+        "pypy",
+        "pypy3",
+        "bash",
+        "sh",
+        "zsh",
+        "dash",
+        "ksh",
+        "fish",
+        "node",
+        "nodejs",
+        "deno",
+        "bun",
+        "ruby",
+        "perl",
+        "php",
+        "pwsh",
+        "powershell",
+        "tsx",
+        "ts-node",
+        "rscript",
+        "julia",
+        "lua",
+        "osascript",
+        "source",
+        ".",
+        "uv",
+        "uvx",
+        "run",
+        "npx",
+        "bunx",
+        "pnpx",
+        "poetry",
+        "pipenv",
+        "pdm",
+        "hatch",
+        "rye",
+        "conda",
+        "swift",
+        "kotlin",
+        "groovy",
+        "java",
+        "go",
+        "elixir",
+        "awk",
+        "gawk",
+        "tclsh",
+        "wish",
+    }
+)
+# where a command starts: start of a line (after a prompt or list marker), a code span, a
+# shell operator, or a substitution
+_COMMAND_START = re.compile(r"(?:^|[`(]|&&|\|\||[;|]|\$\(|\bthen|\bdo|\bexec|\bsudo)\s*$")
+_LINE_LEAD = re.compile(r"^\s*(?:(?:[-*+>]|\d+[.)]|\$|#|%)\s+)*$")
+# a directory the runtime or the script substitutes: `./`, `${CLAUDE_SKILL_DIR}/`, `$DIR/`,
+# `{baseDir}/`, `"$(dirname "$0")"/`; what stays before the path is the command position
+_DIR_PREFIX = re.compile(
+    r"(?:[\"']?(?:\./|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/|\{[A-Za-z_]+\}/|\"?\$\([^)]*\)\"?/"
+    r"|[\w.~/-]*/))?$"
+)
+
+
+def _runs_directly(text: str, rel: str) -> bool:
+    """Whether ``text`` runs the script at ``rel`` as a program (``./scripts/x.sh``,
+    `` `scripts/x.sh FILE` ``), not through an interpreter (``python scripts/x.py``) and not
+    as a mere mention or link."""
+    names = {rel}
+    if "/" in rel:  # a script beside another one runs it as `./x.sh` or `"$DIR/x.sh"`
+        names.add(rel.rsplit("/", 1)[1])
+    for name in names:
+        start = text.find(name)
+        while start >= 0:
+            end = start + len(name)
+            after = text[end : end + 1]
+            if not (after.isalnum() or after in "_-."):  # the whole name, not a prefix
+                line_start = text.rfind("\n", 0, start) + 1
+                before = text[line_start:start]
+                prefix = _DIR_PREFIX.search(before)
+                head = before[: prefix.start()] if prefix else before
+                attached = prefix is not None and bool(prefix.group())
+                explicit = attached and prefix.group().lstrip("\"'").startswith(("./", "$", "{"))
+                if (
+                    (name == rel or attached)
+                    and _command_position(head)
+                    and (explicit or _has_arguments(text, end, head))
+                ):
+                    return True
+            start = text.find(name, end)
+    return False
+
+
+def _has_arguments(text: str, end: int, head: str) -> bool:
+    """After a bare path (no `./`): a code span holding only the path (`` `scripts/x.sh` ``)
+    or a list item describing it (`- scripts/x.sh: does X`, `- scripts/x.sh — does X`) is a
+    mention; a command goes on with arguments, or ends its line in a code block."""
+    rest = text[end : end + 3]
+    if head.rstrip().endswith("`"):
+        return rest[:1] == " " and rest[1:2] not in ("`", "", "\n")
+    return rest[:1] in ("", "\n", "\r", "|", ";", "&") or (
+        rest[:1] == " " and rest[1:2] not in ("-", "—", "–", "(", ":") and rest[1:3] != "- "
+    )
+
+
+def _command_position(head: str) -> bool:
+    if head.endswith(("](", "<", "'", "[")):  # a link target or a quoted mention
+        return False
+    words = head.split()
+    while words and words[-1].startswith("-"):  # `python3 -u scripts/x.py`
+        words.pop()
+    while words and "=" in words[-1] and not words[-1].startswith("-"):  # `KEY=1 ./x.sh`
+        words.pop()
+        head = head[: head.rstrip().rfind(" ") + 1] if " " in head.rstrip() else ""
+    if words and words[-1].lower().strip("`(") in _INTERPRETERS:
+        return False
+    return bool(_LINE_LEAD.match(head) or _COMMAND_START.search(head))
+
+
+def _run_sources(skill: Skill) -> Iterator[str]:
+    """Every text of the skill that may run a script: the SKILL.md body, Markdown, scripts."""
+    for item in _exec_sources(skill):
+        yield item.text
+
+
 @rule(
     "SK706",
     "shebang-not-executable",
-    Severity.INFO,
-    "A script starts with `#!` but is not executable.",
+    Severity.WARNING,
+    "A script the skill runs directly starts with `#!` but is not executable.",
     what="""
-        Reports regular files that start with a `#!` interpreter line but have no executable
-        permission bit.
+        Reports regular files that start with a `#!` interpreter line, have no executable
+        permission bit, and are run directly somewhere in the skill: in the SKILL.md body,
+        another Markdown file or a script, as `./scripts/x.sh`, `${CLAUDE_SKILL_DIR}/x.sh`,
+        `"$DIR/x.sh"`, or `scripts/x.sh` where a command starts (a line, a code span, after
+        `&&`, `|`, `;`). A script run through its interpreter (`python scripts/x.py`,
+        `bash scripts/x.sh`) or only linked or mentioned needs no executable bit and is not
+        reported.
     """,
     why="""
         A shebang says the file is meant to be run as `./scripts/tool.sh`; without the
@@ -757,6 +982,7 @@ def html_comment(skill: Skill, ctx: Context) -> Iterator[Finding]:
     """,
 )
 def shebang_not_executable(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    texts: list[str] | None = None  # read only when some script needs them
     for entry in skill.files:
         if entry.kind != "file" or entry.mode & 0o111 or entry.path == skill.skill_md:
             continue
@@ -765,10 +991,16 @@ def shebang_not_executable(skill: Skill, ctx: Context) -> Iterator[Finding]:
         data = read_file(skill, entry)
         if not data or not data.startswith(b"#!"):
             continue
+        if texts is None:
+            texts = list(_run_sources(skill))
+        if not any(_runs_directly(text, entry.rel) for text in texts):
+            continue
         first = data[:200].split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
         yield Finding(
-            f"{entry.rel} starts with {first!r} but is not executable; run"
-            f" `chmod +x {entry.rel}` (in git: `git update-index --chmod=+x {entry.rel}`)",
+            f"{entry.rel} starts with {first!r} and the skill runs it directly, but it is not"
+            f" executable; run `chmod +x {entry.rel}` (in git: `git update-index --chmod=+x"
+            f" {entry.rel}`), or run it through its interpreter in the instructions (zip"
+            " uploads and some registries drop the mode)",
             span=Span(Pos(1, 1), Pos(1, len(first) + 1)),
             path=entry.path,
         )

@@ -452,7 +452,15 @@ def duplicate_key(skill: Skill, ctx: Context) -> Iterator[Finding]:
         Reports top-level keys outside the specification's six (`name`, `description`,
         `license`, `compatibility`, `metadata`, `allowed-tools`) and outside the keys each
         active target documents (Claude Code's `when_to_use`, `model`, ...). A near miss of a
-        spec key (`descripton`, `Name`, `allowed_tools`) is an error with the suggestion.
+        spec key (`descripton`, `Name`, `allowed_tools`) is an error with the suggestion,
+        unless the spec key is there too (`description_en` beside `description` is meant).
+
+        Keys that some runtime acts on (Claude Code's `argument-hint`,
+        `disable-model-invocation`, `user-invocable`, `model`, `context`, `agent`, `hooks`,
+        `version`, ...; Copilot's and Cursor's subsets) are still reported for targets that do
+        not know them, but the message says to keep them and to name the runtime with
+        `--target`: moving them under `metadata` would turn them off. The fix moves only keys
+        no runtime reads.
     """,
     why="""
         skills-ref and claude.ai uploads reject any other key ("Unexpected key(s) in SKILL.md
@@ -487,13 +495,16 @@ def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     extra = set(ctx.option("extra-fields", ()) or ())
     all_known = set().union(*(t.known_fields for t in TARGETS.values()))
-    near_of = {n: _near_miss(n) for n in fm.fields if n not in SPEC_FIELDS}  # difflib: once
-    # only keys no runtime reads and the team did not allow move safely under metadata
+    close_to = {n: _near_miss(n) for n in fm.fields if n not in SPEC_FIELDS}  # difflib: once
+    # only keys no runtime reads and the team did not allow move safely under metadata (a
+    # near miss of a spec key is renamed or deleted by hand, never moved)
     movable = [
         n
         for n in fm.fields
-        if n not in all_known | extra and near_of[n] is None and n in fm.values  # not `<<`
+        if n not in all_known | extra and close_to[n] is None and n in fm.values  # not `<<`
     ]
+    # `description_en` beside `description` is a second key on purpose, not a misspelling
+    near_of = {n: (None if near in fm.fields else near) for n, near in close_to.items()}
     move, moved = fixes().move_to_metadata(skill.doc, fm, movable) if movable else (None, [])
     moved = set(moved)  # looked up once per key: a list made 20,000 keys quadratic
     for name, (key, _value) in fm.fields.items():
@@ -527,8 +538,15 @@ def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
         else:
             message = f"key {name!r} is not in the Agent Skills specification"
         if knowers:
-            message += f" (only {titles(knowers)} know{'s' * (len(knowers) == 1)} it)"
-        message += "; move it under 'metadata'"
+            # never advise moving a key a runtime acts on: under `metadata` it stops working
+            acts = "acts" if len(knowers) == 1 else "act"
+            message += (
+                f"; {titles(knowers)} {acts} on it, so do not move it under 'metadata' (it would"
+                f" stop working there); if the skill is for {titles(knowers[:1])}, lint with"
+                f" `--target {knowers[0]}`"
+            )
+        else:
+            message += "; move it under 'metadata'"
         fix = move if name in moved else None
         yield Finding(message, span=key.span, impact=impacts_of(select), fix=fix)
 
@@ -544,7 +562,7 @@ def _near_miss(name: str) -> str | None:
 
 
 _PORTABILITY = {
-    "flow": ("a flow collection", Severity.INFO),
+    "flow": ("a flow collection", Severity.INFO),  # skills-ref only (see below)
     "anchor": ("an anchor", Severity.WARNING),
     "alias": ("an alias", Severity.WARNING),
     "tag": ("an explicit tag", Severity.WARNING),
@@ -561,6 +579,8 @@ _PORTABILITY = {
     what="""
         Reports flow collections (`[a, b]`, `{k: v}`), anchors (`&a`), aliases (`*a`), merge
         keys (`<<`), explicit tags (`!!str`, `!`) and extra YAML documents in the frontmatter.
+        Flow collections are reported only for the `skills-ref` target: every other loader
+        reads them like block YAML, and OpenClaw documents its `metadata` as one-line JSON.
         For skills-ref it also reports what only strictyaml refuses: a list or mapping used
         as a key, sibling mappings indented differently, and a plain `=` or `<<` as the
         `name`, `description` or `compatibility` (read as YAML tags, not text).
@@ -609,6 +629,10 @@ def yaml_portability(skill: Skill, ctx: Context) -> Iterator[Finding]:
             "agentskills": Impact(Outcome.OK, severity),
             "skills-ref": Impact(Outcome.REJECTED, Severity.ERROR),
         }
+        if issue.kind == "flow":
+            # every loader but strictyaml reads `[a, b]` and `{k: v}` the same, and OpenClaw
+            # wants its metadata as one-line JSON: only skills-ref's rejection is a finding
+            del select["agentskills"]
         if issue.kind == "merge" and _strictyaml_merges(merges.get(issue.span)):
             del select["skills-ref"]  # it merges a block mapping in (and drops its keys)
         if issue.kind == "document" or (issue.kind == "tag" and detail != "!"):

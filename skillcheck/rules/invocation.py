@@ -1,0 +1,330 @@
+"""SK707-SK709: what happens when a skill is invoked, beyond what its text says.
+
+Claude Code renders SKILL.md as a template before the model reads it: it runs the shell
+commands written as `` !`command` `` (and in `` ```! `` blocks) and replaces `$ARGUMENTS`,
+`$ARGUMENTS[N]` and `$N` with the invocation's arguments. Scripts that stop to ask for
+keyboard input hang an agent, which has no keyboard. These rules report each of these where
+it is written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from skillcheck.load import read_file, read_text
+from skillcheck.model import Finding, Impact, Outcome, Pos, Severity, Skill, SkillFile, Span
+from skillcheck.rules.base import Context, rule, usable_frontmatter
+
+MAX_PER_FILE = 20  # findings of one rule listed per file
+
+
+@dataclass(frozen=True)
+class _Line:
+    number: int  # in the file
+    text: str
+    fence: str | None  # the info string of the fenced block holding the line, or None
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
+_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
+
+
+def _body_lines(skill: Skill) -> Iterator[_Line]:
+    """The SKILL.md body line by line, with the fenced block each line is in (fence lines
+    themselves are outside)."""
+    doc = skill.doc
+    if doc is None:
+        return
+    fence: tuple[str, str] | None = None  # (marker, info string)
+    for index, text in enumerate(doc.body.split("\n")):
+        number = doc.body_line + index
+        if fence is None:
+            opened = _FENCE.match(text)
+            if opened:
+                fence = (opened.group(1), opened.group(2))
+            yield _Line(number, text, None)
+            continue
+        closed = _CLOSE.match(text)
+        if closed and closed.group(1)[0] == fence[0][0] and len(closed.group(1)) >= len(fence[0]):
+            fence = None
+            yield _Line(number, text, None)
+            continue
+        yield _Line(number, text, fence[1])
+
+
+# --- SK707 inline shell commands ---------------------------------------------------------------
+
+# `` !`git status` `` after a space or at the start of a line (Claude Code's form)
+_BANG = re.compile(r"(?:^|(?<=\s))!`([^`\n]+)`")
+
+
+@rule(
+    "SK707",
+    "shell-on-invocation",
+    Severity.INFO,
+    "SKILL.md has `` !`command` `` lines, which Claude Code runs when the skill is invoked.",
+    what="""
+        Reports each `` !`command` `` in the SKILL.md body (after a space or at the start of a
+        line) and each fenced block opened with `` ```! ``. Claude Code runs these commands
+        in a shell when the skill is invoked, before the model reads the skill, and puts
+        their output in place of the command.
+    """,
+    why="""
+        The command runs on the user's machine with the user's permissions every time the
+        skill is used, whether the user or the model invoked it, and without a permission
+        prompt for what `allowed-tools` allows. A reviewer installing the skill must see
+        every such command. Other runtimes show the text as it is, so the model there never
+        gets the output the instructions rely on.
+    """,
+    bad="""
+        ## Context
+        - Current branch: !`git branch --show-current`
+    """,
+    good="""
+        ## Context
+        - Current branch: !`git branch --show-current`
+        (reviewed: read-only, no network; keep it, or run `git branch --show-current` as a
+        step of the instructions)
+    """,
+)
+def shell_on_invocation(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    doc = skill.doc
+    if doc is None or ("!`" not in doc.body and "```!" not in doc.body):
+        return
+    count = 0
+    for line in _body_lines(skill):
+        found: list[tuple[int, int, str]] = []
+        opened = _FENCE.match(line.text)
+        if line.fence is None and opened and opened.group(2).startswith("!"):
+            start = line.text.index(opened.group(1))
+            found.append((start, len(line.text.rstrip()), "a '```!' block"))
+        for match in _BANG.finditer(line.text):
+            command = " ".join(match.group(1).split())
+            shown = command if len(command) <= 50 else command[:49] + "…"
+            found.append((match.start(), match.end(), f"!`{shown}`"))
+        for start, end, what in found:
+            count += 1
+            if count > MAX_PER_FILE:
+                return
+            yield Finding(
+                f"{what} runs a shell command when Claude Code invokes the skill, before the"
+                " model reads it; review what it does (other runtimes show the text as is)",
+                span=Span(Pos(line.number, start + 1), Pos(line.number, max(end, start + 1) + 1)),
+            )
+
+
+# --- SK708 interactive scripts ------------------------------------------------------------------
+
+_PY_PROMPT = re.compile(
+    r"(?<![\w.])(?:raw_)?input\s*\(|\bgetpass\.getpass\s*\(|(?<![\w.])getpass\s*\("
+    r"|\b(?:click|typer)\.(?:prompt|confirm)\s*\(|\b(?:Prompt|Confirm|IntPrompt)\.ask\s*\("
+    r"|\bquestionary\.\w+\s*\(|\binquirer\.prompt\s*\("
+)
+_SH_PROMPT = re.compile(
+    r"(?<![\w-])read\s+(?:-\w+\s+)*-[a-zA-Z]*[ps]\b|\bRead-Host\b|\bselect\s+\w+\s+in\b"
+)
+_JS_PROMPT = re.compile(
+    r"\.question\s*\(|\binquirer\.prompt\s*\(|(?<![\w.])prompt\s*\(\s*['\"`]"
+    r"|\bprompts\s*\(\s*\{|\breadlineSync\.\w+\s*\("
+)
+# a script that checks for a terminal or takes a flag to skip its questions has a
+# non-interactive path the agent can use
+_NON_INTERACTIVE = re.compile(
+    r"isatty|\[\[? -t [01] \]\]?|--yes\b|--non-interactive|--no-input|--no-prompt|--assume-yes"
+    r"|--batch\b|\bCI\b|isTTY|-NonInteractive|\[switch\]\$Force|--force\b"
+    # questions asked only on request (`--interactive`, `args.interactive`)
+    r"|--interactive\b|\.interactive\b"
+)
+_PY_SUFFIXES = (".py",)
+_SH_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".command")
+_JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+_PS_SUFFIXES = (".ps1", ".psm1")
+
+
+def _language(entry: SkillFile, head: bytes) -> str | None:
+    lower = entry.rel.lower()
+    first = head.split(b"\n", 1)[0] if head.startswith(b"#!") else b""
+    if lower.endswith(_PY_SUFFIXES) or b"python" in first:
+        return "python"
+    if lower.endswith(_SH_SUFFIXES + _PS_SUFFIXES) or re.search(rb"\b(?:ba|z|k|da)?sh\b", first):
+        return "shell"
+    if lower.endswith(_JS_SUFFIXES) or b"node" in first or b"deno" in first or b"bun" in first:
+        return "javascript"
+    return None
+
+
+def _is_script(entry: SkillFile) -> bool:
+    """Files under scripts/ and script files at the skill root (not examples in assets/)."""
+    return entry.kind == "file" and (entry.rel.startswith("scripts/") or "/" not in entry.rel)
+
+
+def _comment(line: str, language: str) -> bool:
+    stripped = line.lstrip()
+    return stripped.startswith("//" if language == "javascript" else "#")
+
+
+_HOW = {
+    "python": "take the value as an argument or environment variable, or skip the question"
+    " when `sys.stdin.isatty()` is false",
+    "shell": "take the value as an argument or environment variable, or skip the question"
+    " when `[ -t 0 ]` fails",
+    "javascript": "take the value as an argument or environment variable, or skip the question"
+    " when `process.stdin.isTTY` is false",
+}
+
+
+@rule(
+    "SK708",
+    "interactive-script",
+    Severity.WARNING,
+    "A script waits for keyboard input, which hangs an agent.",
+    what="""
+        Reports, in files under `scripts/` and script files at the skill root, calls that
+        stop and wait for a person to type: Python `input()`, `getpass()`, `click.prompt`,
+        `rich` `Prompt.ask`, `questionary`; shell `read -p` / `read -s`, `select … in`,
+        PowerShell `Read-Host`; Node `readline` `.question()`, `inquirer.prompt`, `prompt()`.
+        A script that has a non-interactive path is not reported: one that checks for a
+        terminal (`isatty`, `[ -t 0 ]`, `process.stdin.isTTY`), takes a flag such as
+        `--yes`, `--non-interactive` or `--no-input`, or asks only on request
+        (`--interactive`). Comment lines are skipped.
+    """,
+    why="""
+        An agent runs scripts without a terminal it can type into: a prompt waits until the
+        command times out, and the agent either gives up or retries the same hang. Values a
+        script needs belong in its arguments or environment, where the skill's instructions
+        can pass them.
+    """,
+    bad="""
+        scripts/deploy.py:   env = input("Environment (staging/production)? ")
+    """,
+    good="""
+        scripts/deploy.py:   env = args.environment  # --environment staging|production
+    """,
+)
+def interactive_script(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    for entry in skill.files:
+        if not _is_script(entry):
+            continue
+        head = read_file(skill, entry)
+        if not head:
+            continue
+        language = _language(entry, head[:200])
+        if language is None:
+            continue
+        text = read_text(skill, entry)
+        if text is None or _NON_INTERACTIVE.search(text):
+            continue
+        pattern = {"python": _PY_PROMPT, "shell": _SH_PROMPT, "javascript": _JS_PROMPT}[language]
+        count = 0
+        for number, line in enumerate(text.split("\n"), start=1):
+            match = pattern.search(line)
+            if match is None or _comment(line, language):
+                continue
+            if line[: match.start()].rstrip().endswith("def"):
+                continue  # `def input(...)` defines, not asks
+            count += 1
+            if count > MAX_PER_FILE:
+                break
+            call = match.group().rstrip("( ")
+            yield Finding(
+                f"{entry.rel} waits for keyboard input ({call.strip()!r}), which an agent"
+                f" cannot give, so the run hangs; {_HOW[language]}",
+                span=Span(Pos(number, match.start() + 1), Pos(number, match.end() + 1)),
+                path=entry.path,
+            )
+
+
+# --- SK709 argument substitution ----------------------------------------------------------------
+
+# what Claude Code replaces: `$0`, `$1`, … not followed by a word character, and
+# `$ARGUMENTS[N]`; `${1}` and `$(1)` are left alone
+_POSITIONAL = re.compile(r"\$(\d+)(?!\w)")
+_PRICE_TAIL = re.compile(r"[.,]\d")
+_AWK = re.compile(r"\bawk\b|\{\s*print\b|\bprintf?\s*\(?\s*\$\d")
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_CLAUDE_CODE = {"claude-code": Impact(Outcome.DEGRADED, Severity.WARNING)}
+
+
+def _uses_arguments(skill: Skill) -> bool:
+    """Whether the skill means to take arguments: `argument-hint`, `arguments`, or
+    `$ARGUMENTS` in its body. Then `$1` in prose or a command is probably meant."""
+    fm = usable_frontmatter(skill)
+    if fm is not None and ("argument-hint" in fm.fields or "arguments" in fm.fields):
+        return True
+    doc = skill.doc
+    return doc is not None and "$ARGUMENTS" in doc.body
+
+
+def _in_code_span(text: str, offset: int) -> bool:
+    return any(m.start() < offset < m.end() for m in _CODE_SPAN.finditer(text))
+
+
+@rule(
+    "SK709",
+    "argument-substitution",
+    Severity.WARNING,
+    "`$0`, `$1`… in SKILL.md are replaced by Claude Code's invocation arguments.",
+    what="""
+        For the `claude-code` target, reports `$N` (`$0`, `$1`, `$10`…, not followed by a
+        letter, digit or `_`) in the SKILL.md body where it is not meant as an argument:
+        amounts of money (`$0.50`, `$1,000`, `$20`), awk fields (`awk '{print $1}'`), and,
+        in a skill that takes no arguments (no `argument-hint`, no `arguments`, no
+        `$ARGUMENTS`), any `$N` in code (shell positional parameters, regex
+        back-references). One finding per line, the first such `$N` on it. References and
+        scripts are not rewritten and are not checked.
+    """,
+    why="""
+        Claude Code renders SKILL.md as a template when the skill is invoked with
+        arguments (always from a slash command, where no arguments means an empty string):
+        `$N` becomes the N-th argument, or nothing when there is none. So `awk '{print $1}'`
+        reaches the model as `awk '{print }'` and "costs $0.50" as "costs .50". There is no
+        escape for `$`: move the snippet into a script or a reference file, or write it
+        without a `$` before a digit (awk `$(1)`, shell `${1}`, "0.50 USD").
+    """,
+    bad="""
+        Count the authors: `git log --format='%an' | awk '{print $1}' | sort -u`
+    """,
+    good="""
+        Count the authors: `git log --format='%an' | awk '{print $(1)}' | sort -u`
+    """,
+)
+def argument_substitution(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    doc = skill.doc
+    if doc is None or "claude-code" not in ctx.targets or "$" not in doc.body:
+        return
+    intended = _uses_arguments(skill)
+    count = 0
+    for line in _body_lines(skill):
+        if "$" not in line.text:
+            continue
+        for match in _POSITIONAL.finditer(line.text):  # the first one on a line is enough
+            start, end = match.span()
+            tail = line.text[end : end + 2]
+            number = match.group(1)
+            if _PRICE_TAIL.match(tail) or len(number) >= 2:
+                kind = "an amount of money"
+                advice = "write the amount without '$' before a digit ('0.50 USD')"
+            elif _AWK.search(line.text):
+                kind = "an awk field"
+                advice = f"write it as '$({number})', which awk reads the same"
+            elif not intended and (line.fence is not None or _in_code_span(line.text, start)):
+                kind = "a positional parameter"
+                advice = (
+                    f"write it as '${{{number}}}' or move the snippet into a script under"
+                    " scripts/ (scripts and references are not rewritten)"
+                )
+            else:
+                continue
+            count += 1
+            if count > MAX_PER_FILE:
+                return
+            yield Finding(
+                f"'{match.group()}' ({kind}) is replaced by Claude Code with argument {number}"
+                " of the invocation (counted from 0; nothing when absent) when the skill is"
+                f" invoked; {advice}",
+                span=Span(Pos(line.number, start + 1), Pos(line.number, end + 1)),
+                impact=_CLAUDE_CODE,
+            )
+            break
