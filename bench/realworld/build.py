@@ -1,7 +1,7 @@
 """Build the real-world corpus byte-exactly from fetched git snapshots.
 
 Each repository of ``repos.txt`` (``owner/repo commit kind``) is read from a git directory
-(``<mirror>/<owner>+<repo>/repo``, as the snapshot tool lays them out, or ``<mirror>/<owner>/<repo>``
+(``<mirror>/<owner>+<repo>/repo`` as the snapshot tool lays them out, ``<mirror>/<owner>/<repo>``
 or ``<mirror>/<owner>__<repo>``) and written to ``<dest>/<owner>__<repo>/`` from the raw blobs of
 the pinned commit: ``git ls-tree -r`` names every entry and ``git cat-file --batch`` gives its
 bytes. Nothing is converted: CRLF, BOM, executable bits (644/755) and symlinks stay as committed.
@@ -11,7 +11,7 @@ bytes. Nothing is converted: CRLF, BOM, executable bits (644/755) and symlinks s
 Blobs a snapshot lacks (snapshots may omit files of 4 MiB and more, and LFS content) are counted
 and listed in ``<dest>/MANIFEST.json``; everything else about the corpus is in that manifest too.
 
-    python bench/realworld/build.py --mirror /work/.mirror                 # into bench/realworld/corpus
+    python bench/realworld/build.py --mirror /work/.mirror        # into bench/realworld/corpus/
     python bench/realworld/build.py --mirror /work/.mirror --dest /work/realworld-corpus
     python bench/realworld/build.py --mirror M --only anthropics/skills    # rebuild one repository
 """
@@ -108,7 +108,9 @@ def _git(git_dir: Path, *args: str) -> bytes:
     )
     if proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise BuildError(f"git {' '.join(args)} in {git_dir}: {message[-1] if message else 'failed'}")
+        raise BuildError(
+            f"git {' '.join(args)} in {git_dir}: {message[-1] if message else 'failed'}"
+        )
     return proc.stdout
 
 
@@ -197,9 +199,8 @@ def build_repo(git_dir: Path, repo: Repo, dest: Path) -> Built:
     work.mkdir(parents=True)
     blobs = [(mode, sha, path) for mode, kind, sha, path in entries if kind == "blob"]
     built.skipped_gitlinks = sum(1 for _, kind, _, _ in entries if kind == "commit")
-    by_sha = iter(read_blobs(git_dir, [sha for _, sha, _ in blobs]))
-    for mode, sha, path in blobs:
-        _, data = next(by_sha)
+    contents = read_blobs(git_dir, [sha for _, sha, _ in blobs])
+    for (mode, _, path), (_, data) in zip(blobs, contents, strict=True):
         rel = safe_relpath(path)
         if rel is None:
             built.unsafe.append(path)

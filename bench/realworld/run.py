@@ -156,7 +156,9 @@ def stratified_sample(
     seeded shuffle, so the order of the report does not matter.
     """
     rng = random.Random(seed)
-    groups: dict[tuple[str, str], dict[str, list[Diagnostic]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[tuple[str, str], dict[str, list[Diagnostic]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for d in diags:
         if d["severity"] in severities:
             groups[(d["code"], d["severity"])][repo_of(d["path"])].append(d)
@@ -205,7 +207,84 @@ def context(corpus: Path, d: Diagnostic, lines: int = CONTEXT) -> list[tuple[int
     return out
 
 
-def compare(old: Sequence[Diagnostic], new: Sequence[Diagnostic]) -> list[tuple[str, str, int, int, int, int]]:
+def allocate(available: dict[str, int], total: int) -> dict[str, int]:
+    """Split ``total`` picks over rules in proportion to the square root of their counts.
+
+    Every rule with findings gets at least one; no rule gets more than it has; what a small rule
+    cannot take goes to the others. Square roots keep one huge rule from taking the sample while
+    still giving it the most picks.
+    """
+    share = {k: 0 for k, n in available.items() if n > 0}
+    if total >= len(share):
+        share = dict.fromkeys(share, 1)
+    left = min(total, sum(available.values())) - sum(share.values())
+    while left > 0:
+        open_ = [k for k in share if share[k] < available[k]]
+        weights = {k: available[k] ** 0.5 for k in open_}
+        scale = left / sum(weights.values())
+        given = 0
+        for k in sorted(open_, key=lambda k: (-weights[k], k)):
+            want = max(1, round(weights[k] * scale))
+            take = min(want, available[k] - share[k], left - given)
+            share[k] += take
+            given += take
+        left -= given
+        if given == 0:
+            break
+    return share
+
+
+def review_sample(
+    diags: Sequence[Diagnostic], per_severity: int, seed: int, severities: Sequence[str]
+) -> dict[tuple[str, str], list[Diagnostic]]:
+    """A stratified review sample: ``per_severity`` diagnostics of each severity, over rules."""
+    out: dict[tuple[str, str], list[Diagnostic]] = {}
+    for sev in severities:
+        pool = [d for d in diags if d["severity"] == sev]
+        quota = allocate(Counter(d["code"] for d in pool), per_severity)
+        for code, n in sorted(quota.items()):
+            picked = stratified_sample([d for d in pool if d["code"] == code], n, seed, (sev,))
+            out.update(picked)
+    return out
+
+
+def score(markdown: str) -> dict[tuple[str, str], tuple[int, int]]:
+    """(rule, severity) -> (true, judged) from a judged sample (``verdict: true|false …`` lines)."""
+    result: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    key: tuple[str, str] | None = None
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            head = line[3:].split()
+            key = (head[0], head[-2]) if len(head) >= 3 else None
+        elif line.startswith("verdict:") and key is not None:
+            word = line[len("verdict:") :].strip().split(" ", 1)[0].lower().rstrip(".,;:—-")
+            if word in ("true", "false"):
+                result[key][0] += word == "true"
+                result[key][1] += 1
+    return {k: (v[0], v[1]) for k, v in result.items()}
+
+
+def render_score(scores: dict[tuple[str, str], tuple[int, int]]) -> str:
+    lines = [
+        "| rule | severity | judged | true | false | precision |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for (code, sev), (good, n) in sorted(scores.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        lines.append(f"| {code} | {sev} | {n} | {good} | {n - good} | {100 * good / n:.0f} % |")
+        totals[sev][0] += good
+        totals[sev][1] += n
+    lines += ["", "| severity | judged | true | precision |", "|---|---:|---:|---:|"]
+    for sev in SEVERITIES:
+        if sev in totals:
+            good, n = totals[sev]
+            lines.append(f"| {sev} | {n} | {good} | {100 * good / n:.1f} % |")
+    return "\n".join(lines) + "\n"
+
+
+def compare(
+    old: Sequence[Diagnostic], new: Sequence[Diagnostic]
+) -> list[tuple[str, str, int, int, int, int]]:
     """(rule, severity, old count, new count, gone, appeared) for every rule/severity seen."""
 
     def key(d: Diagnostic) -> tuple[str, str, str, int, str]:
@@ -218,7 +297,14 @@ def compare(old: Sequence[Diagnostic], new: Sequence[Diagnostic]) -> list[tuple[
         o = Counter({k: v for k, v in old_keys.items() if k[:2] == (code, sev)})
         n = Counter({k: v for k, v in new_keys.items() if k[:2] == (code, sev)})
         rows.append(
-            (code, sev, sum(o.values()), sum(n.values()), sum((o - n).values()), sum((n - o).values()))
+            (
+                code,
+                sev,
+                sum(o.values()),
+                sum(n.values()),
+                sum((o - n).values()),
+                sum((n - o).values()),
+            )
         )
     return rows
 
@@ -249,8 +335,14 @@ def render_text(
     lines += ["", "## Per rule", f"{'rule':8} {'slug':34} {'error':>7} {'warning':>8} {'info':>7}"]
     slugs = {d["code"]: d["slug"] for d in diags}
     for code, c in sorted(rule_counts(diags).items()):
-        lines.append(f"{code:8} {slugs[code][:34]:34} {c['error']:7} {c['warning']:8} {c['info']:7}")
-    lines += ["", "## Per repository", f"{'repository':52} {'skills':>6} {'failing':>7} {'error':>7} {'warning':>8} {'info':>7}"]
+        lines.append(
+            f"{code:8} {slugs[code][:34]:34} {c['error']:7} {c['warning']:8} {c['info']:7}"
+        )
+    lines += [
+        "",
+        "## Per repository",
+        f"{'repository':52} {'skills':>6} {'failing':>7} {'error':>7} {'warning':>8} {'info':>7}",
+    ]
     for repo, n, bad, c in repo_table(report):
         lines.append(f"{repo:52} {n:6} {bad:7} {c['error']:7} {c['warning']:8} {c['info']:7}")
     if sample:
@@ -265,7 +357,9 @@ def render_text(
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(sample: dict[tuple[str, str], list[Diagnostic]], corpus: Path, meta: dict[str, Any]) -> str:
+def render_markdown(
+    sample: dict[tuple[str, str], list[Diagnostic]], corpus: Path, meta: dict[str, Any]
+) -> str:
     out = [
         "# Sample of diagnostics for review",
         "",
@@ -274,10 +368,15 @@ def render_markdown(sample: dict[tuple[str, str], list[Diagnostic]], corpus: Pat
     ]
     n = 0
     for (code, sev), picked in sample.items():
+        if not picked:
+            continue
         out += ["", f"## {code} {picked[0]['slug'] if picked else ''} — {sev} ({len(picked)})"]
         for d in picked:
             n += 1
-            out += ["", f"**{n}.** `{d['path']}:{d.get('line')}:{d.get('column')}` — {d['message']}"]
+            out += [
+                "",
+                f"**{n}.** `{d['path']}:{d.get('line')}:{d.get('column')}` — {d['message']}",
+            ]
             ctx = context(corpus, d)
             if ctx:
                 out.append("```text")
@@ -290,7 +389,10 @@ def render_markdown(sample: dict[tuple[str, str], list[Diagnostic]], corpus: Pat
 
 
 def render_compare(rows: list[tuple[str, str, int, int, int, int]]) -> str:
-    lines = ["## Compared with the saved run", f"{'rule':8} {'severity':8} {'old':>7} {'new':>7} {'delta':>7} {'gone':>7} {'new-only':>8}"]
+    lines = [
+        "## Compared with the saved run",
+        f"{'rule':8} {'severity':8} {'old':>7} {'new':>7} {'delta':>7} {'gone':>7} {'new-only':>8}",
+    ]
     for code, sev, o, n, gone, appeared in rows:
         lines.append(f"{code:8} {sev:8} {o:7} {n:7} {n - o:+7} {gone:7} {appeared:8}")
     return "\n".join(lines) + "\n"
@@ -302,36 +404,61 @@ def render_compare(rows: list[tuple[str, str, int, int, int, int]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help=f"default {DEFAULT_CORPUS}")
-    ap.add_argument("--skillcheck", default="skillcheck", help="command to run (default: skillcheck on PATH)")
+    ap.add_argument(
+        "--skillcheck", default="skillcheck", help="command to run (default: skillcheck on PATH)"
+    )
     ap.add_argument("--no-cache", action="store_true", help="pass --no-cache")
-    ap.add_argument("--lint-arg", action="append", default=[], help="extra argument for lint (repeatable)")
-    ap.add_argument("--from-json", type=Path, help="report on a saved --json dump instead of linting")
+    ap.add_argument(
+        "--lint-arg", action="append", default=[], help="extra argument for lint (repeatable)"
+    )
+    ap.add_argument(
+        "--from-json", type=Path, help="report on a saved --json dump instead of linting"
+    )
     ap.add_argument("--json", type=Path, help="write every diagnostic and the run's facts here")
     ap.add_argument("--compare", type=Path, help="a saved --json dump: print per-rule deltas")
-    ap.add_argument("--sample", type=int, default=5, help="diagnostics per rule and severity (0: none)")
+    ap.add_argument(
+        "--sample", type=int, default=5, help="diagnostics per rule and severity (0: none)"
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--severity", default="error,warning,info", help="severities to sample")
     ap.add_argument("--sample-md", type=Path, help="write the sample as Markdown for judging")
+    ap.add_argument(
+        "--review",
+        type=int,
+        metavar="N",
+        help="with --sample-md: N diagnostics per severity spread over rules (sqrt of counts)",
+    )
+    ap.add_argument("--score", type=Path, help="a judged sample: print precision per rule; no lint")
     ap.add_argument("-o", "--output", type=Path, help="write the text report here, not stdout")
     args = ap.parse_args(argv)
 
     corpus = args.corpus.resolve()
+    if args.score:
+        sys.stdout.write(render_score(score(args.score.read_text(encoding="utf-8"))))
+        return 0
     if args.from_json:
         saved = json.loads(args.from_json.read_text(encoding="utf-8"))
         report, meta = saved["report"], saved["meta"]
     else:
         if not corpus.is_dir():
-            print(f"run.py: no corpus at {corpus}; build it with bench/realworld/build.py", file=sys.stderr)
+            print(
+                f"run.py: no corpus at {corpus}; build it with bench/realworld/build.py",
+                file=sys.stderr,
+            )
             return 2
         command = shlex.split(args.skillcheck)
         extra = (["--no-cache"] if args.no_cache else []) + args.lint_arg
         report, timing = lint(corpus, command, extra)
-        version = subprocess.run([*command, "--version"], capture_output=True, text=True).stdout.strip()
+        version = subprocess.run(
+            [*command, "--version"], capture_output=True, text=True
+        ).stdout.strip()
         meta = {
-            "command": shlex.join([*command, "lint", "--isolated", "--format", "json", *extra, "."]),
+            "command": shlex.join(
+                [*command, "lint", "--isolated", "--format", "json", *extra, "."]
+            ),
             "version": version,
             "corpus": str(corpus),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "timing": timing,
         }
     meta["seed"] = args.seed
@@ -340,7 +467,11 @@ def main(argv: list[str] | None = None) -> int:
         tmp.write_text(json.dumps({"meta": meta, "report": report}) + "\n", encoding="utf-8")
         tmp.replace(args.json)
     severities = [s.strip() for s in args.severity.split(",") if s.strip()]
-    sample = stratified_sample(report["diagnostics"], args.sample, args.seed, severities) if args.sample else {}
+    sample = (
+        stratified_sample(report["diagnostics"], args.sample, args.seed, severities)
+        if args.sample
+        else {}
+    )
     text = render_text(report, meta, sample, corpus)
     if args.compare:
         old = json.loads(args.compare.read_text(encoding="utf-8"))["report"]["diagnostics"]
@@ -350,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(text)
     if args.sample_md:
+        if args.review:
+            sample = review_sample(report["diagnostics"], args.review, args.seed, severities)
         args.sample_md.write_text(render_markdown(sample, corpus, meta), encoding="utf-8")
     return 0
 
