@@ -292,7 +292,7 @@ def _chain_constants(pairs: dict[str, list[int]], inner: dict[str, list[int]]) -
 
 
 def fit(
-    docs: list[tuple[str, str]], enc, real: list[tuple[str, str]] = ()
+    docs: list[tuple[str, str]], enc, real: list[tuple[str, str]] | None = None
 ) -> dict[str, object]:
     """Print the statistics from which the constants of ``skillcheck/tokens.py`` are set.
 
@@ -317,7 +317,7 @@ def fit(
     for _, text in docs:
         chunks.update(text.split())
     generated = Counter(chunks)  # the scripts' fit uses these only
-    for _, text in real:
+    for _, text in real or ():
         chunks.update(text.split())
 
     words: dict[tuple[str, str], dict[int, Counter[int]]] = defaultdict(
