@@ -141,6 +141,63 @@ def read_files(paths: list[str], extensions: str = TEXT_EXTENSIONS) -> list[tupl
     return out
 
 
+# Real skills (--corpus): the corpus that bench/realworld/build.py builds, split by repository
+# so that the figures are for repositories calibration never saw.
+REPOS = ROOT / "bench" / "realworld" / "repos.txt"
+REFERENCE_DIRS = {"references", "reference", "resources", "docs", "rules"}
+SCRIPT_SUFFIXES = {".py", ".sh", ".js", ".ts", ".mjs"}
+
+
+def real_documents(corpus: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(calibration, held-out) documents of the real-world corpus: ``(kind, text)``.
+
+    Repositories alternate in the order of ``repos.txt``: the 1st, 3rd, ... calibrate, the
+    2nd, 4th, ... are held out. Kinds: ``skill`` (a SKILL.md body, without frontmatter),
+    ``reference`` (Markdown under references/, docs/, rules/ ...) and ``script`` (code under
+    scripts/); UTF-8, 200 B - 200 KB. A text seen before (aggregators copy skills) is skipped,
+    so no held-out document is also a calibration one.
+    """
+    names = [
+        line.split()[0].replace("/", "__")
+        for line in REPOS.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    seen: set[str] = set()
+    split: tuple[list[tuple[str, str]], list[tuple[str, str]]] = ([], [])
+    for index, name in enumerate(names):
+        root = corpus / name
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            kind = _real_kind(path.relative_to(root))
+            if kind is None or path.is_symlink() or not path.is_file():
+                continue
+            if not 200 <= path.stat().st_size <= 200_000:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            if kind == "skill" and text.startswith("---"):
+                end = text.find("\n---", 3)
+                text = text[end + 4 :].lstrip("\n") if end > 0 else text
+            if len(text) < 200 or text in seen:
+                continue
+            seen.add(text)
+            split[index % 2].append((kind, text))
+    return split
+
+
+def _real_kind(rel: Path) -> str | None:
+    if rel.name == "SKILL.md":
+        return "skill"
+    if rel.suffix.lower() == ".md" and REFERENCE_DIRS.intersection(rel.parts[:-1]):
+        return "reference"
+    if rel.suffix.lower() in SCRIPT_SUFFIXES and "scripts" in rel.parts[:-1]:
+        return "script"
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # Calibration (--fit): per-class statistics from which the constants in tokens.py are set
 # ---------------------------------------------------------------------------------------------
@@ -168,8 +225,81 @@ def lstsq(xs: list[list[float]], ys: list[float], ws: list[float] | None = None)
     return [b[i] / a[i][i] if a[i][i] else 0.0 for i in range(n)]
 
 
-def fit(docs: list[tuple[str, str]], enc) -> None:
+def _chain_stats(
+    text: str, enc, n: int, pairs: dict[str, list[int]], inner: dict[str, list[int]]
+) -> None:
+    """Count, in one symbol run, the token boundaries cl100k puts between and inside chars."""
+    ids = enc.encode_ordinary(text)
+    cuts, offset = set(), 0
+    for token in ids[:-1]:
+        offset += len(enc.decode_single_token_bytes(token))
+        cuts.add(offset)
+    start = 0
+    for i, ch in enumerate(text):
+        end = start + len(ch.encode("utf-8"))
+        if not ch.isascii():
+            inner[ch][0] += n * sum(1 for cut in cuts if start < cut < end)
+            inner[ch][1] += n
+        if i + 1 < len(text):
+            pairs[text[i : i + 2]][0] += n * (end in cuts)
+            pairs[text[i : i + 2]][1] += n
+        start = end
+
+
+PAIR_MIN = 200  # occurrences before a pair gets its own rate; rarer ones use their class's
+INNER_MIN = 100
+
+
+def _chain_constants(pairs: dict[str, list[int]], inner: dict[str, list[int]]) -> dict:
+    """Rates for tokens.py: pairs and characters seen often enough, grouped by rate (one
+    decimal); the rest pooled into per-class defaults."""
+
+    def pair_class(k: str) -> tuple[bool, bool, bool]:
+        return (k[0].isascii(), k[1].isascii(), k[0] == k[1])
+
+    pooled: dict[object, list[int]] = defaultdict(lambda: [0, 0])
+    for k, (cut, seen) in pairs.items():
+        if seen < PAIR_MIN:
+            pooled[pair_class(k)][0] += cut
+            pooled[pair_class(k)][1] += seen
+    default = {c: round(cut / seen, 2) for c, (cut, seen) in pooled.items()}
+    for c in [(a, b, same) for a in (True, False) for b in (True, False) for same in (False, True)]:
+        default.setdefault(c, 1.0)  # never seen: a boundary
+    groups: dict[float, str] = defaultdict(str)
+    for k, (cut, seen) in sorted(pairs.items()):
+        rate = round(cut / seen, 1)
+        if seen >= PAIR_MIN and abs(rate - default[pair_class(k)]) >= 0.1:
+            groups[rate] += k
+    pooled = defaultdict(lambda: [0, 0])
+    for ch, (cut, seen) in inner.items():
+        if seen < INNER_MIN:
+            pooled[tokens._symbol_class(ch)][0] += cut
+            pooled[tokens._symbol_class(ch)][1] += seen
+    inner_default = {c: round(cut / seen, 2) for c, (cut, seen) in pooled.items()}
+    for c in ("punct", "dingbat", "cjk", "vs", "astral", "other"):
+        inner_default.setdefault(c, 1.0)
+    inner_groups: dict[float, str] = defaultdict(str)
+    for ch, (cut, seen) in sorted(inner.items()):
+        rate = round(cut / seen, 1)
+        if seen >= INNER_MIN and abs(rate - inner_default[tokens._symbol_class(ch)]) >= 0.1:
+            inner_groups[rate] += ch
+    return {
+        "_PAIR_RATES": dict(sorted(groups.items())),
+        "_PAIR_DEFAULT": dict(sorted(default.items())),
+        "_INNER_RATES": dict(sorted(inner_groups.items())),
+        "_INNER_DEFAULT": inner_default,
+    }
+
+
+def fit(
+    docs: list[tuple[str, str]], enc, real: list[tuple[str, str]] | None = None
+) -> dict[str, object]:
     """Print the statistics from which the constants of ``skillcheck/tokens.py`` are set.
+
+    ASCII words, symbol prefixes and symbol chains are fitted on ``docs`` and ``real`` (the
+    calibration repositories of the real-world corpus); non-ASCII scripts and whitespace on
+    ``docs`` only (the generated corpus, which has every script and layout in known
+    proportions): fitted on real skills too, they measured worse on the held-out ones.
 
     Each class of piece is fitted on its own (mean tokens per length, small least-squares
     fits), so that one class's error cannot hide in another's constant. The truth for a piece
@@ -186,6 +316,9 @@ def fit(docs: list[tuple[str, str]], enc) -> None:
     chunks: Counter[str] = Counter()
     for _, text in docs:
         chunks.update(text.split())
+    generated = Counter(chunks)  # the scripts' fit uses these only
+    for _, text in real or ():
+        chunks.update(text.split())
 
     words: dict[tuple[str, str], dict[int, Counter[int]]] = defaultdict(
         lambda: defaultdict(Counter)
@@ -194,12 +327,11 @@ def fit(docs: list[tuple[str, str]], enc) -> None:
     script_x: list[list[float]] = []
     script_y: list[float] = []
     script_w: list[float] = []
-    punct: dict[int, Counter[int]] = defaultdict(Counter)
-    repeated: dict[int, Counter[int]] = defaultdict(Counter)
-    sym_classes = list(tokens._SYMBOL_CHAR)
-    sym_x: list[list[float]] = []
-    sym_y: list[float] = []
-    sym_w: list[float] = []
+    # Symbol chains: how often cl100k puts a token boundary between two neighbouring
+    # characters of a symbol run (pair -> [boundaries, occurrences]), and inside the bytes of
+    # a non-ASCII symbol (character -> [boundaries, occurrences]).
+    pairs: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    inner: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     digit_first: Counter[int] = Counter()
     prefixes: dict[str, Counter[int]] = defaultdict(Counter)
     chars: Counter[str] = Counter()  # how often each symbol is glued before an ASCII word
@@ -248,7 +380,7 @@ def fit(docs: list[tuple[str, str]], enc) -> None:
                     # an ASCII one is priced by _PREFIX_UNI, a non-ASCII one by its own cost
                     # plus _PREFIX_SYMBOL_UNI.
                     if prefix and (i == 0 or not prefix.isascii()):
-                        base += tokens._symbols_cost(prefix)
+                        base += tokens._symbols_cost(prefix, i == 0)
                     # Features: ASCII prefix, non-ASCII prefix, then per script a run
                     # indicator and a character count.
                     feats = [
@@ -261,24 +393,12 @@ def fit(docs: list[tuple[str, str]], enc) -> None:
                         feats[2 + 2 * scripts.index(first)] = 1.0
                     for sc, k in counts.items():
                         feats[3 + 2 * scripts.index(sc)] = float(k)
-                    script_x.append(feats)
-                    script_y.append(ntok(ctx_text) - base)
-                    script_w.append(n)
-            elif piece.isascii():
-                if piece.count(c) != len(piece):
-                    punct[min(len(piece), 12)][ntok(ctx_text)] += n
-                else:
-                    repeated[len(piece)][ntok(ctx_text)] += n
-            else:
-                na = sum(1 for ch in piece if ch.isascii())
-                feats = [0.0] * len(sym_classes)
-                for ch in piece:
-                    if not ch.isascii():
-                        feats[sym_classes.index(tokens._symbol_class(ch))] += 1
-                base = tokens._PUNCT[min(na, len(tokens._PUNCT) - 1)] if na else 0.0
-                sym_x.append(feats)
-                sym_y.append(ntok(ctx_text) - base)
-                sym_w.append(n)
+                    if generated[chunk]:
+                        script_x.append(feats)
+                        script_y.append(ntok(ctx_text) - base)
+                        script_w.append(generated[chunk])
+            elif not (piece.isascii() and piece.count(c) == len(piece)):
+                _chain_stats(ctx_text, enc, n, pairs, inner)
 
     def mean(c: Counter[int]) -> float:
         return sum(y * w for y, w in c.items()) / c.total()
@@ -343,19 +463,7 @@ def fit(docs: list[tuple[str, str]], enc) -> None:
             round(char, 2) if any(x[3 + 2 * i] for x in script_x) else old_char,
         )
     consts["_SCRIPT"] = script_fit
-    print("ASCII mixed symbol runs: mean tokens by length (count)")
-    print("  " + " ".join(f"{ln}:{mean(ys):.2f}({ys.total()})" for ln, ys in sorted(punct.items())))
-    table = [0.0, 1.0] + [round(mean(punct[ln]), 2) for ln in range(2, 6)]
-    consts["_PUNCT"] = tuple(table)
-    print("ASCII runs of one repeated symbol: mean tokens by length (count)")
-    print(
-        "  " + " ".join(f"{ln}:{mean(ys):.2f}({ys.total()})" for ln, ys in sorted(repeated.items()))
-    )
-    coef = lstsq(sym_x, sym_y, sym_w)
-    consts["_SYMBOL_CHAR"] = {
-        sc: round(c, 2) if any(x[i] for x in sym_x) else tokens._SYMBOL_CHAR[sc]
-        for i, (sc, c) in enumerate(zip(sym_classes, coef, strict=True))
-    }
+    consts.update(_chain_constants(pairs, inner))
     print(f"digits first in a chunk (space + digits): mean {mean(digit_first):.3f} tokens")
 
     # Whitespace truth from cl100k's own pieces: whitespace-only pieces (but a lone space
@@ -394,10 +502,15 @@ def fit(docs: list[tuple[str, str]], enc) -> None:
             print(f"{name} = {{")
             for k, v in value.items():
                 v = tuple(round(x, 2) for x in v) if isinstance(v, tuple) else v
-                print(f"    {k!r}: {v!r},")
+                if isinstance(v, str) and len(v) > 60:  # pairs: split at an even offset
+                    parts = "\n".join(f"        {v[i : i + 60]!r}" for i in range(0, len(v), 60))
+                    print(f"    {k!r}: (\n{parts}\n    ),")
+                else:
+                    print(f"    {k!r}: {v!r},")
             print("}")
         else:
             print(f"{name} = {value!r}")
+    return consts
 
 
 def main() -> None:
@@ -407,17 +520,28 @@ def main() -> None:
     ap.add_argument("--fit", action="store_true", help="print calibration statistics")
     ap.add_argument("--files", nargs="*", default=[], help="also measure these files/dirs")
     ap.add_argument(
+        "--corpus",
+        type=Path,
+        help="the real-world corpus (bench/realworld): report on its held-out repositories; "
+        "with --fit, calibrate on its other repositories as well",
+    )
+    ap.add_argument(
         "--ext", default=TEXT_EXTENSIONS, help="file extensions read by --files (comma list)"
     )
     args = ap.parse_args()
     reference = get_tokenizer("tiktoken:cl100k_base")
     corpus = generate_corpus(args.seed, args.count)
     docs = [(d.kind, d.text) for d in corpus]
+    real_fit, real_held = real_documents(args.corpus) if args.corpus else ([], [])
     if args.fit:
-        fit(docs, reference._encoding)
+        fit(docs, reference._encoding, real_fit)
         return
     label = "held-out" if args.seed != CALIBRATION_SEED else "calibration (not held out!)"
     report(f"generated corpus, seed {args.seed} ({label})", docs, reference, list(KINDS))
+    if args.corpus:
+        kinds = ["skill", "reference", "script"]
+        report("real skills, held-out repositories", real_held, reference, kinds)
+        report("real skills, calibration repositories", real_fit, reference, kinds)
     if args.files:
         real = read_files(args.files, args.ext)
         kinds = sorted({k for k, _ in real})

@@ -131,6 +131,41 @@ def test_long_chunks_and_odd_input() -> None:
         assert n >= 1
 
 
+def test_crlf_counts_as_lf() -> None:
+    # cl100k counts a CRLF file within 1 % of its LF form; priced line by line, every "\r"
+    # would be a line end of its own.
+    crlf = SAMPLE.replace("\n", "\r\n")
+    assert estimate_tokens(crlf) == estimate_tokens(SAMPLE)
+    lines = crlf.split("\n")
+    assert EstimateTokenizer().count_split(crlf, lines) == estimate_tokens(SAMPLE)
+
+
+def test_symbol_pair_tables_decode_to_pairs() -> None:
+    # The rate tables store two-character pairs concatenated: an odd length would shift every
+    # pair after it.
+    for rate, keys in tokens._PAIR_RATES.items():
+        assert len(keys) % 2 == 0, rate
+    assert all(len(k) == 2 for k in tokens._PAIR)
+    assert all(len(k) == 1 and not k.isascii() for k in tokens._INNER)
+    assert len(tokens._PAIR) == sum(len(k) // 2 for k in tokens._PAIR_RATES.values())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "┌" + "─" * 60 + "┐\n│ box │\n└" + "─" * 60 + "┘",  # box drawing (was 5x too high)
+        "═" * 60,
+        "| Option | Default |\n|--------|---------|\n| `--dpi` | 300 |",
+        '**Note:** see `a`, "b" (c) — d → e ✅ ❌ ⚠️',
+        'print(f"{name}: {value}")\nif __name__ == "__main__":\n    main()',
+    ],
+)
+def test_symbol_runs_are_priced_as_chains(text: str) -> None:
+    pytest.importorskip("tiktoken")
+    truth = get_tokenizer("tiktoken:cl100k_base").count(text)
+    assert abs(estimate_tokens(text) - truth) <= max(2, 0.2 * truth)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_any_unicode_never_raises(text: str) -> None:
