@@ -26,6 +26,7 @@ import datetime
 import json
 import os
 import platform
+import random
 import resource
 import shlex
 import shutil
@@ -38,6 +39,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -56,6 +58,12 @@ TARGETS: dict[tuple[str, int | None], float] = {
 PACK_TAR_TARGET = 2.0  # pack of 1,000 skills at most twice tar czf
 LARGE = 2000  # trees above this many skills get at most 3 runs
 CACHE_NAMES = (".skillcheck_cache",)
+FORMATS = ("text", "json", "sarif", "github", "junit")
+# Issue 11's goals on real repositories, relative to agnix measured in the same run.
+REAL_COLD_VS_AGNIX = 2.0  # cold wall time at most 2x agnix's
+REAL_WARM_VS_AGNIX = 0.5  # warm re-lint at most half agnix's cold
+REAL_RSS_MB = 200.0  # peak RSS of the largest process
+REALWORLD = HERE / "realworld" / "corpus"  # built by bench/realworld/build.py, never committed
 
 
 class BenchError(Exception):
@@ -317,23 +325,35 @@ class Bench:
 
     # ---- lint of a whole tree
 
-    def lint_tree(self, size: int, tree: Path) -> None:
+    def lint_tree(
+        self,
+        size: int,
+        tree: Path,
+        *,
+        tag: str = "",
+        formats: tuple[str, ...] = FORMATS,
+        editable: bool = True,
+    ) -> None:
+        """Cold, warm and memory rows for one tree; ``tag`` names a real-world tree in the
+        row keys and labels (generated trees have none); a tree that is not ``editable``
+        gets no "one skill edited" figure."""
         runs = self.runs_for(size)
-        n = f"{size:,} skills"
+        n = f"{size:,} {tag} skills" if tag else f"{size:,} skills"
+        size_key = f"{tag}-{size}" if tag else str(size)
         lint = [self.ours.path, *self.ours.lint_args, *self.no_cache["lint"], str(tree)]
         warm_cmd = self.ours.lint(str(tree))
 
         cold = Row(
-            f"lint-cold-{size}",
+            f"lint-cold-{size_key}",
             f"lint cold, {n}",
             "s",
-            target=TARGETS.get(("lint-cold", size)),
+            target=None if tag else TARGETS.get(("lint-cold", size)),
         )
         rss = Row(
-            f"rss-{size}",
+            f"rss-{size_key}",
             f"peak RSS, lint {n} (largest process)",
             "MB",
-            target=TARGETS.get(("rss", size)),
+            target=None if tag else TARGETS.get(("rss", size)),
         )
         if self.no_cache["lint"]:
             cold.notes.append("--no-cache")
@@ -342,12 +362,14 @@ class Bench:
         with contextlib.suppress(BenchError):
             run_once(lint, cwd=self.cwd, env=self.env, ok=(0, 1), timeout=self.args.timeout)
         if self.has_jobs:
-            self.same_output(size, tree)
+            self.same_output(size_key, n, tree, formats)
         peer_rows = [
             (
                 tool,
-                Row(f"lint-cold-{size}-{_slug(tool)}", f"{tool.name}, same tree", "s", peer=True),
-                Row(f"rss-{size}-{_slug(tool)}", f"{tool.name}, same tree", "MB", peer=True),
+                Row(
+                    f"lint-cold-{size_key}-{_slug(tool)}", f"{tool.name}, same tree", "s", peer=True
+                ),
+                Row(f"rss-{size_key}-{_slug(tool)}", f"{tool.name}, same tree", "MB", peer=True),
             )
             for tool in self.peers
         ]
@@ -366,8 +388,8 @@ class Bench:
             self.sections["rss"].append(peer_rss)
 
         # Whole process tree: matters once workers (--jobs) exist; sampled, so not timed.
-        tree_rss = Row(f"rss-tree-{size}", f"peak RSS, lint {n} (process tree)", "MB")
-        tree_rss.target = TARGETS.get(("rss", size))
+        tree_rss = Row(f"rss-tree-{size_key}", f"peak RSS, lint {n} (process tree)", "MB")
+        tree_rss.target = None if tag else TARGETS.get(("rss", size))
         if Path("/proc/self/stat").exists():
             self.clear_caches(tree)
             try:
@@ -385,12 +407,12 @@ class Bench:
 
         # Warm: prime the cache once, then re-run with nothing changed.
         warm = Row(
-            f"lint-warm-{size}",
+            f"lint-warm-{size_key}",
             f"lint warm, {n}, nothing changed",
             "s",
-            target=TARGETS.get(("lint-warm", size)),
+            target=None if tag else TARGETS.get(("lint-warm", size)),
         )
-        touch = Row(f"lint-touch-{size}", f"lint warm, {n}, one skill edited", "s")
+        touch = Row(f"lint-touch-{size_key}", f"lint warm, {n}, one skill edited", "s")
         if not self.has_cache:
             for row in (warm, touch):
                 row.notes.append("no cache in this build: a plain re-run")
@@ -401,20 +423,24 @@ class Bench:
             warm.error = touch.error = str(exc)
         if not warm.error:
             self.measure(warm, warm_cmd, runs, ok=(0, 1))
-            with edited_skill(tree) as edit:
-                self.measure(touch, warm_cmd, runs, ok=(0, 1), before=edit)
+            if editable:
+                with edited_skill(tree, generated=not tag) as edit:
+                    self.measure(touch, warm_cmd, runs, ok=(0, 1), before=edit)
         agnix_cold = next((r for _, r, _ in peer_rows if r.label.startswith("agnix")), None)
         if agnix_cold is not None and agnix_cold.median and warm.median:
             warm.notes.append(f"this/agnix cold {warm.median / agnix_cold.median:.2f}")
-        self.sections["rerun"] += [warm, touch]
+        if tag:
+            _realworld_verdicts(cold, warm, rss, agnix_cold)
+        # the corpus itself is never modified: no "one skill edited" figure for it
+        self.sections["rerun"] += [warm, touch] if editable else [warm]
         self.clear_caches(tree)
 
-    def same_output(self, size: int, tree: Path) -> None:
+    def same_output(self, size_key: str, n: str, tree: Path, formats: tuple[str, ...]) -> None:
         """Issue 6: ``--jobs 1`` and ``--jobs 2`` give identical output on the whole tree
-        (every format; no cache, so both really check every skill)."""
-        row = Row(f"lint-jobs1-{size}", f"lint cold --jobs 1, {size:,} skills", "s")
+        (each format asked for; no cache, so both really check every skill)."""
+        row = Row(f"lint-jobs1-{size_key}", f"lint cold --jobs 1, {n}", "s")
         identical = []
-        for fmt in ("text", "json", "sarif", "github", "junit"):
+        for fmt in formats:
             outputs = []
             for jobs in ("1", "2"):
                 cmd = [
@@ -433,7 +459,7 @@ class Bench:
                     cmd, cwd=self.cwd, env=self.env, capture_output=True, check=False
                 )
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                if jobs == "1" and fmt == "text":  # the one-process figure, beside "lint cold"
+                if jobs == "1" and fmt == formats[0]:  # the one-process figure, beside "lint cold"
                     row.values.append(time.perf_counter() - started)
                     row.cpu.append(
                         after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime
@@ -541,15 +567,73 @@ class Bench:
         return [row for section in self.sections.values() for row in section]
 
 
+def _realworld_verdicts(cold: Row, warm: Row, rss: Row, agnix: Row | None) -> None:
+    """Issue 11's relative goals on a real-world tree, as notes beside the figures."""
+    if rss.median is not None:
+        rss.notes.append(
+            f"goal <= {REAL_RSS_MB:g} MB: {'ok' if rss.median <= REAL_RSS_MB else 'OVER'}"
+        )
+    if agnix is None or not agnix.median:
+        cold.notes.append("no agnix in this run: relative goals not checked")
+        return
+    for row, limit in ((cold, REAL_COLD_VS_AGNIX), (warm, REAL_WARM_VS_AGNIX)):
+        if row.median is not None:
+            ratio = row.median / agnix.median
+            verdict = "ok" if ratio <= limit else "OVER"
+            row.notes.append(f"goal <= {limit:g}x agnix cold: {ratio:.2f}x {verdict}")
+
+
+def skill_dirs(corpus: Path) -> list[Path]:
+    """The outermost directories holding a SKILL.md (any case) under ``corpus``, sorted; VCS
+    and dependency folders skipped, directory symlinks not followed."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(corpus):
+        dirnames[:] = sorted(d for d in dirnames if d not in (".git", "node_modules"))
+        if any(f.lower() == "skill.md" for f in filenames):
+            found.append(Path(dirpath))
+            dirnames[:] = []  # nested skills travel with their parent
+    return found
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    # hard links keep a 10,000-skill sample cheap; SKILL.md files are copied because the
+    # "one skill edited" figure rewrites one, which must never reach the corpus
+    if os.path.basename(src).lower() != "skill.md":
+        try:
+            os.link(src, dst)
+            return
+        except OSError:
+            pass
+    shutil.copy2(src, dst)
+
+
+def growth_tree(corpus: Path, skills: list[Path], size: int, seed: int, scratch: Path) -> Path:
+    """``size`` real skills drawn (seeded) from the corpus, hard-linked into one folder."""
+    tree = scratch / f"realworld-{size}"
+    if tree.exists():
+        return tree
+    chosen = random.Random(seed).sample(skills, size)
+    for i, skill in enumerate(sorted(chosen)):
+        # keep the skill's own folder name (rules compare it with `name`)
+        target = tree / f"{i:05d}" / skill.name
+        target.parent.mkdir(parents=True)
+        shutil.copytree(skill, target, symlinks=True, copy_function=_link_or_copy)
+    return tree
+
+
 @contextlib.contextmanager
-def edited_skill(tree: Path) -> Iterator[Callable[[int], None]]:
-    """Yield ``edit(i)``, which rewrites one SKILL.md with new content; restore it after."""
-    skills = sorted(p for p in tree.iterdir() if p.is_dir())
+def edited_skill(tree: Path, *, generated: bool = True) -> Iterator[Callable[[int], None]]:
+    """Yield ``edit(i)``, which rewrites one SKILL.md with new content; restore it after.
+
+    ``generated``: the tree is one of generate.py's cached trees, marked dirty meanwhile so an
+    interrupted run does not leave an edited tree in the cache."""
+    skills = skill_dirs(tree)
     skill = skills[len(skills) // 2]
-    path = skill / "SKILL.md"
+    path = next(p for p in skill.iterdir() if p.name.lower() == "skill.md")
     original = path.read_bytes()
     stat = path.stat()
-    generate.mark_dirty(tree)  # an interrupted run must not leave an edited tree in the cache
+    if generated:
+        generate.mark_dirty(tree)
 
     def edit(i: int) -> None:
         path.write_bytes(original + f"\nNote {i + 1}: keep the summary short.\n".encode())
@@ -559,7 +643,8 @@ def edited_skill(tree: Path) -> Iterator[Callable[[int], None]]:
     finally:
         path.write_bytes(original)
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-        generate.mark_clean(tree)
+        if generated:
+            generate.mark_clean(tree)
 
 
 def _ratio(ours: Row, peer: Row, name: str) -> None:
@@ -763,6 +848,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="fraction of skills with a seeded defect in linted trees (default %(default)s)",
     )
     ap.add_argument("--cache-dir", type=Path, help="where generated trees are kept")
+    ap.add_argument(
+        "--realworld",
+        type=Path,
+        metavar="DIR",
+        help="real-world corpus to lint too (default: bench/realworld/corpus when it exists)",
+    )
+    ap.add_argument("--no-realworld", action="store_true", help="skip the real-world corpus")
+    ap.add_argument(
+        "--growth",
+        default="",
+        metavar="SIZES",
+        help="also lint seeded samples of this many real skills (e.g. 1000,2000,5000,10000)",
+    )
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per command")
     args = ap.parse_args(argv)
     if args.quick:
@@ -779,6 +877,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         ap.error("--runs must be at least 1")
     if not 0.0 <= args.findings <= 1.0:
         ap.error("--findings must be between 0 and 1")
+    if args.no_realworld:
+        args.realworld = None
+    elif args.realworld is None and REALWORLD.is_dir():
+        args.realworld = REALWORLD
+    if args.realworld is not None and not args.realworld.is_dir():
+        ap.error(f"--realworld: {args.realworld} is not a directory")
+    try:
+        args.growth = sorted({int(s.replace("_", "")) for s in args.growth.split(",") if s.strip()})
+    except ValueError:
+        ap.error(f"--growth: expected numbers separated by commas, got {args.growth!r}")
+    if args.growth and args.realworld is None:
+        ap.error("--growth needs the real-world corpus (--realworld DIR)")
     return args
 
 
@@ -800,7 +910,7 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.datetime.now().astimezone()
     command = shlex.join(["python", "bench/run.py", *(sys.argv[1:] if argv is None else argv)])
     bench = Bench(args, ours, peers)
-    trees: dict[str, object] = {}
+    trees: dict[str, dict[str, Any]] = {}
     try:
         for size in args.sizes:
             print(f"tree of {size:,} skills ...", file=sys.stderr)
@@ -809,6 +919,27 @@ def main(argv: list[str] | None = None) -> int:
             files, nbytes = generate.tree_size(tree)
             trees[str(size)] = {"path": str(tree), "files": files, "bytes": nbytes}
             bench.lint_tree(size, tree)
+        if args.realworld is not None:
+            corpus = args.realworld.resolve()
+            skills = skill_dirs(corpus)
+            print(f"real-world corpus {corpus}: {len(skills):,} skills ...", file=sys.stderr)
+            files, nbytes = generate.tree_size(corpus)
+            trees["realworld"] = {
+                "path": str(corpus),
+                "skills": len(skills),
+                "files": files,
+                "bytes": nbytes,
+            }
+            # one output format for the --jobs identity check: the corpus is large
+            bench.lint_tree(len(skills), corpus, tag="real", formats=("json",), editable=False)
+            for size in args.growth:
+                if size > len(skills):
+                    print(f"  growth {size:,}: corpus has fewer skills; skipped", file=sys.stderr)
+                    continue
+                tree = growth_tree(corpus, skills, size, args.seed, bench.scratch)
+                bench.trees.append(tree)
+                trees[f"growth-{size}"] = {"path": "(sample)", "skills": size}
+                bench.lint_tree(size, tree, tag="sampled real", formats=("json",))
         smallest = args.sizes[0]
         # Catalog and pack refuse on errors: they get a tree without seeded defects.
         clean = generate.cached_tree(smallest, args.seed, 0.0, args.cache_dir)
@@ -839,6 +970,13 @@ def main(argv: list[str] | None = None) -> int:
     for note in peer_notes:
         print(note)
     for size, info in trees.items():
+        if not size.isdigit():
+            if "files" in info:
+                print(
+                    f"{size}: {info['skills']:,} skills, {info['files']:,} files, "
+                    f"{info['bytes'] / 1e6:.1f} MB ({info['path']})"
+                )
+            continue
         print(
             f"tree {int(size):,} skills: {info['files']:,} files, {info['bytes'] / 1e6:.1f} MB, "
             f"{args.findings:.0%} with a seeded defect (seed {args.seed})"

@@ -39,7 +39,8 @@ def _files(root: Path) -> dict[str, bytes]:
 def test_benchmark_prints_every_row_and_leaves_its_trees_intact(tmp_path: Path) -> None:
     cache = tmp_path / "trees"
     figures = tmp_path / "figures.json"
-    argv = ["--sizes", "20", "--runs", "1", "--no-compare", "--cache-dir", str(cache)]
+    argv = ["--sizes", "20", "--runs", "1", "--no-compare", "--no-realworld"]
+    argv += ["--cache-dir", str(cache)]
     done = subprocess.run(
         [sys.executable, str(RUN), *argv, "--json", str(figures)],
         capture_output=True,
@@ -49,7 +50,7 @@ def test_benchmark_prints_every_row_and_leaves_its_trees_intact(tmp_path: Path) 
     )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert "command: python bench/run.py --sizes 20 --runs 1 --no-compare" in out
+    assert "command: python bench/run.py --sizes 20 --runs 1 --no-compare --no-realworld" in out
     assert re.search(r"^machine: \d+ CPUs", out, re.M)
     assert re.search(
         r"^skillcheck \S+ \(.+\), source .+; cache: (yes|no); --jobs: (yes|no)$", out, re.M
@@ -83,3 +84,40 @@ def test_benchmark_prints_every_row_and_leaves_its_trees_intact(tmp_path: Path) 
     (cached,) = [p for p in cache.iterdir() if "findings0.1-" in p.name]
     assert (cached / "COMPLETE").is_file()
     assert _files(cached / "skills") == _files(fresh)
+
+
+def test_benchmark_measures_a_real_world_tree_and_its_growth_samples(tmp_path: Path) -> None:
+    # a stand-in for bench/realworld/corpus: 12 skills in two "repositories"
+    corpus = tmp_path / "corpus"
+    for repo, count in (("a__one", 7), ("b__two", 5)):
+        made = subprocess.run(
+            [sys.executable, str(GENERATE), "--count", str(count), str(corpus / repo / "skills")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert made.returncode == 0, made.stderr
+    before = _files(corpus)
+    figures = tmp_path / "figures.json"
+    argv = ["--sizes", "5", "--runs", "1", "--no-compare", "--cache-dir", str(tmp_path / "t")]
+    argv += ["--realworld", str(corpus), "--growth", "4,8,50", "--json", str(figures)]
+    done = subprocess.run(
+        [sys.executable, str(RUN), *argv], capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    for label in (
+        "lint cold, 12 real skills",
+        "lint warm, 12 real skills, nothing changed",
+        "peak RSS, lint 12 real skills (largest process)",
+        "lint cold, 4 sampled real skills",
+        "lint cold, 8 sampled real skills",
+    ):
+        assert re.search(rf"^\s*{re.escape(label)}{FIGURE}", out, re.M), f"{label!r}:\n{out}"
+    assert "no agnix in this run" in out
+    assert "FAILED" not in out
+    assert "12 real skills, one skill edited" not in out  # the corpus is never edited
+    assert "50: corpus has fewer skills; skipped" in done.stderr
+    document = json.loads(figures.read_text())
+    assert document["trees"]["realworld"]["skills"] == 12
+    assert _files(corpus) == before  # the corpus is measured, never changed

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from skillcheck import __version__
+from skillcheck.jsontext import dumps_indented
 from skillcheck.model import Diagnostic, Severity
 from skillcheck.report import ReportOptions, display, rel
 
@@ -76,17 +75,6 @@ def document(result, options: ReportOptions) -> dict:
     }
 
 
-def _encodable(value):
-    """Every string of the document made encodable (undecodable file-name bytes escaped)."""
-    if isinstance(value, str):
-        return display(value)
-    if isinstance(value, dict):
-        return {k: _encodable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_encodable(v) for v in value]
-    return value
-
-
 def render(result, options: ReportOptions) -> str:
-    doc = _encodable(document(result, options))
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    # every string value made encodable (undecodable file-name bytes escaped)
+    return dumps_indented(document(result, options), display) + "\n"

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 from pathlib import Path
 from urllib.parse import quote_from_bytes
 
 from skillcheck import __version__
+from skillcheck.jsontext import dumps_indented
 from skillcheck.model import Diagnostic, Fix, Severity, SkillSummary
 from skillcheck.report import ReportOptions, repository_root, safe
 
@@ -182,4 +182,4 @@ def document(result, options: ReportOptions) -> dict:
 
 
 def render(result, options: ReportOptions) -> str:
-    return json.dumps(document(result, options), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(document(result, options)) + "\n"
