@@ -392,8 +392,10 @@ def _piece_cost(piece: str) -> float:
     if first:
         piece = piece[1:]
     c = piece[0]
-    if c.isdigit():
+    if c.isdecimal():
         # Every 1-3 digit group is one cl100k token; the space before a number is one more.
+        # (isdecimal, as the pieces' \d: a superscript "²" is a symbol there, and must be
+        # priced as one here too, or a piece's price would depend on what precedes it.)
         return 2.0 if first else 1.0
     if not piece[-1].isalpha():
         return _symbols_cost(piece, first)
