@@ -584,10 +584,12 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
         machine (`/Users/alice/notes.md`, `/home/bob/x.md`, `/etc/hosts`, `C:\\docs\\x.md`,
         `~/x.md`, `file:` URLs), and links that leave the skill through a symlink on the way
         (`shared/x.md` where `shared` links to `../../common`). The check is lexical: nothing
-        outside the skill is looked at. A `../` link from a skill of a plugin (a folder above
-        it holds `.claude-plugin/plugin.json`) that stays inside the plugin is a warning:
-        Claude Code installs the whole plugin and finds the file, other ways of installing
-        the skill do not. An absolute path is a machine path when its first
+        outside the skill is looked at. A `../` link is a warning: it works where the folders
+        around the skill are installed with it (a plugin, which Claude Code installs whole; a
+        repository checkout; a collection linking its sibling skills as
+        `../other-skill/SKILL.md`), and no runtime rejects the skill for it, but an upload, a
+        pack or a copy of the skill alone loses the file. Machine paths and links that leave
+        through a symlink are errors: they name nothing on any other machine. An absolute path is a machine path when its first
         folder is one of a machine's top-level folders (`Users`, `home`, `root`, `etc`, `tmp`,
         `var`, `opt`, `usr`, `Volumes`, `mnt` ...). Any other one (`/docs/oauth`) is a link
         copied from a web site, which SK512 reports as a warning, and a single word with no
@@ -641,6 +643,21 @@ def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
                     severity=Severity.WARNING,
                 )
                 continue
+            # a `../` link (to a sibling skill, the collection's docs): it works where the
+            # folders around the skill are installed with it (a checkout, a collection
+            # installed whole) and is lost where the skill travels alone. No runtime rejects
+            # or misreads the skill for it, so it is a warning (machine paths stay errors)
+            yield Finding(
+                message + ": it works only where the folders around the skill are installed"
+                " with it (a repository checkout, a whole collection); an upload, a pack or a"
+                " copy of this skill alone does not contain it: copy the file into the skill"
+                " (e.g. references/) and link it relatively, or name the other skill instead"
+                " of linking its files",
+                span=use.span,
+                path=use.doc.path,
+                severity=Severity.WARNING,
+            )
+            continue
         yield _finding(
             use,
             message + "; installed and packaged copies of the skill do not contain it: copy the"
