@@ -472,6 +472,10 @@ def _what(link: Link | None) -> str:
         globs, and a destination that is only the word `link`, `url`, `path` or `file`. In a
         file copied from a web site (it holds site-relative links, SK512), a missing link
         without an extension (`../basics/tutorial`) names a page of that site: a warning.
+        Outside SKILL.md (which every runtime loads), a missing image (`![](shot.png)`,
+        `<img src=...>`) and a missing target without an extension are warnings too: the
+        first is a picture for a rendered page, not text the agent reads; the second is
+        mostly a page of the site the text was copied from. In SKILL.md both stay errors.
     """,
     why="""
         The specification has the agent read referenced files on demand ("progressive
@@ -544,7 +548,41 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
                     severity=Severity.WARNING,
                 )
                 continue
+            demoted = _minor_target(use)
+            if demoted is not None:
+                yield Finding(
+                    _missing_message(use, what, res) + f" ({demoted})",
+                    span=use.span,
+                    path=use.doc.path,
+                    severity=Severity.WARNING,
+                )
+                continue
             yield _finding(use, _missing_message(use, what, res))
+
+
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".bmp", ".avif")
+
+
+def _minor_target(use: LinkUse) -> str | None:
+    """Why a missing target outside SKILL.md is a warning, or None for an error.
+
+    SKILL.md is what every runtime loads and a broken link in it is an instruction the agent
+    cannot follow. In the skill's other files (references, READMEs, pages copied from a
+    documentation site), a missing image is a picture for a rendered page, not text the
+    agent reads, and a missing target without an extension is a page of the site the text
+    came from (`../basics/saving-models`) or a folder, more often than a file of the skill.
+    """
+    if use.doc.is_skill_md or use.path.endswith("/"):
+        return None
+    last = use.path.rpartition("/")[2].casefold()
+    if use.link.kind == "image" or last.endswith(_IMAGE_SUFFIXES):
+        return "an image of a page in another file than SKILL.md: the agent reads text"
+    if "." not in last:
+        return (
+            "no extension: likely a page of the web site this text was copied from;"
+            " if it is a file of the skill, add it"
+        )
+    return None
 
 
 def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
