@@ -476,6 +476,9 @@ def _what(link: Link | None) -> str:
         `<img src=...>`) and a missing target without an extension are warnings too: the
         first is a picture for a rendered page, not text the agent reads; the second is
         mostly a page of the site the text was copied from. In SKILL.md both stay errors.
+        A missing target in a file the agent never reaches (no link or mention leads to it
+        from SKILL.md, directly or through the files SKILL.md leads to: a CHANGELOG, a
+        README, a page kept for humans) is a warning as well.
     """,
     why="""
         The specification has the agent read referenced files on demand ("progressive
@@ -549,6 +552,11 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 )
                 continue
             demoted = _minor_target(use)
+            if demoted is None and not use.doc.is_skill_md and use.doc.rel not in reached(skill):
+                demoted = (
+                    "no link or mention leads from SKILL.md to this file, so the agent does not"
+                    " read it: fix it for the people who do"
+                )
             if demoted is not None:
                 yield Finding(
                     _missing_message(use, what, res) + f" ({demoted})",
