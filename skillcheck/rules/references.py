@@ -635,9 +635,10 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
         repository checkout; a collection linking its sibling skills as
         `../other-skill/SKILL.md`), and no runtime rejects the skill for it, but an upload, a
         pack or a copy of the skill alone loses the file. Machine paths and links that leave
-        through a symlink are errors: they name nothing on any other machine. An absolute path is a machine path when its first
-        folder is one of a machine's top-level folders (`Users`, `home`, `root`, `etc`, `tmp`,
-        `var`, `opt`, `usr`, `Volumes`, `mnt` ...). Any other one (`/docs/oauth`) is a link
+        through a symlink are errors: they name nothing on any other machine. An absolute
+        path is a machine path when its first folder is one of a machine's top-level folders
+        (`Users`, `home`, `root`, `etc`, `tmp`, `var`, `opt`, `usr`, `Volumes`, `mnt` ...).
+        Any other one (`/docs/oauth`) is a link
         copied from a web site, which SK512 reports as a warning, and a single word with no
         extension (`/commit`, `/plugin:skill`) is a slash command, not a path.
     """,
