@@ -472,10 +472,13 @@ def _what(link: Link | None) -> str:
         globs, and a destination that is only the word `link`, `url`, `path` or `file`. In a
         file copied from a web site (it holds site-relative links, SK512), a missing link
         without an extension (`../basics/tutorial`) names a page of that site: a warning.
+        A missing target without an extension (`internal-wiki/runbook`) is a warning: it is
+        mostly a page of the site the text was copied from, not a file the agent reads.
         Outside SKILL.md (which every runtime loads), a missing image (`![](shot.png)`,
-        `<img src=...>`) and a missing target without an extension are warnings too: the
-        first is a picture for a rendered page, not text the agent reads; the second is
-        mostly a page of the site the text was copied from. In SKILL.md both stay errors.
+        `<img src=...>`) is a warning too: a picture for a rendered page, not text the agent
+        reads. In a skill template (its folder or name says `template`: `template/`,
+        `skill-template`) missing targets are warnings: the links show what a filled-in
+        skill would link.
         A missing target in a file the agent never reaches (no link or mention leads to it
         from SKILL.md, directly or through the files SKILL.md leads to: a CHANGELOG, a
         README, a page kept for humans) is a warning as well.
@@ -551,7 +554,7 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
                     severity=Severity.WARNING,
                 )
                 continue
-            demoted = _minor_target(use)
+            demoted = _minor_target(skill, use)
             if demoted is None and not use.doc.is_skill_md and use.doc.rel not in reached(skill):
                 demoted = (
                     "no link or mention leads from SKILL.md to this file, so the agent does not"
@@ -571,17 +574,35 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".bmp", ".avif")
 
 
-def _minor_target(use: LinkUse) -> str | None:
-    """Why a missing target outside SKILL.md is a warning, or None for an error.
+_TEMPLATE_WORD = re.compile(r"(?:^|[-_.])(?:skill[-_])?templates?(?:$|[-_.])")
 
-    SKILL.md is what every runtime loads and a broken link in it is an instruction the agent
-    cannot follow. In the skill's other files (references, READMEs, pages copied from a
-    documentation site), a missing image is a picture for a rendered page, not text the
-    agent reads, and a missing target without an extension is a page of the site the text
-    came from (`../basics/saving-models`) or a folder, more often than a file of the skill.
+
+def _minor_target(skill: Skill, use: LinkUse) -> str | None:
+    """Why a missing target is a warning, or None for an error.
+
+    A broken link to a file the agent reads is an instruction it cannot follow. But a
+    missing target without an extension is a page of the site the text came from
+    (`../basics/saving-models`, `internal-wiki/runbook`) more often than a file of the
+    skill; outside SKILL.md (which every runtime loads) a missing image is a picture for a
+    rendered page, not text the agent reads; and in a skill template (its folder or name
+    says `template`) the links show what a filled-in skill would link.
     """
-    if use.doc.is_skill_md or use.path.endswith("/"):
+    if use.path.endswith("/"):
         return None
+    if _TEMPLATE_WORD.search(skill.root.name.casefold()) or _TEMPLATE_WORD.search(
+        str(skill.name or "").casefold()
+    ):
+        return "this skill is a template: its links show what a filled-in skill would link"
+    last = use.path.rpartition("/")[2].casefold()
+    if "." not in last:
+        return (
+            "no extension: likely a page of the web site this text was copied from;"
+            " if it is a file of the skill, add it"
+        )
+    image = (use.link is not None and use.link.kind == "image") or last.endswith(_IMAGE_SUFFIXES)
+    if image and not use.doc.is_skill_md:
+        return "an image of a page in another file than SKILL.md: the agent reads text"
+    return None
     last = use.path.rpartition("/")[2].casefold()
     if use.link.kind == "image" or last.endswith(_IMAGE_SUFFIXES):
         return "an image of a page in another file than SKILL.md: the agent reads text"
