@@ -476,9 +476,10 @@ def _what(link: Link | None) -> str:
         mostly a page of the site the text was copied from, not a file the agent reads.
         Outside SKILL.md (which every runtime loads), a missing image (`![](shot.png)`,
         `<img src=...>`) is a warning too: a picture for a rendered page, not text the agent
-        reads. In a skill template (its folder or name says `template`: `template/`,
-        `skill-template`) missing targets are warnings: the links show what a filled-in
-        skill would link.
+        reads. A missing file that SKILL.md places in a folder the skill does not hold
+        (`onboarding/contributor-guide.md`) is one the skill writes: a warning. In a skill
+        template (its folder or name says `template`: `template/`, `skill-template`)
+        missing targets are warnings: the links show what a filled-in skill would link.
         A missing target in a file the agent never reaches (no link or mention leads to it
         from SKILL.md, directly or through the files SKILL.md leads to: a CHANGELOG, a
         README, a page kept for humans) is a warning as well.
@@ -577,6 +578,25 @@ _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".b
 _TEMPLATE_WORD = re.compile(r"(?:^|[-_.])(?:skill[-_])?templates?(?:$|[-_.])")
 
 
+def _produced_folder(skill: Skill, path: str) -> str | None:
+    """The folder SKILL.md places the file ``name`` in when that folder is not in the skill
+    (`onboarding/contributor-guide.md`): the skill's output, not one of its files."""
+    text = skill.doc.text if skill.doc is not None else ""
+    written = posixpath.normpath(path)
+    name = written.rpartition("/")[2]
+    if not name or name not in text:
+        return None
+    tree = tree_of(skill)
+    quoted = re.escape(name)
+    for match in re.finditer(rf"(?<![\w./-])([\w-][\w.-]*)/{quoted}(?![\w.-])", text):
+        folder = match.group(1)
+        if written.endswith(match.group(0)):
+            continue  # the link's own path, not another place for the file
+        if folder not in tree.children[""]:
+            return f"{folder}/"
+    return None
+
+
 def _minor_target(skill: Skill, use: LinkUse) -> str | None:
     """Why a missing target is a warning, or None for an error.
 
@@ -589,6 +609,12 @@ def _minor_target(skill: Skill, use: LinkUse) -> str | None:
     """
     if use.path.endswith("/"):
         return None
+    produced = _produced_folder(skill, use.path)
+    if produced is not None:
+        return (
+            f"SKILL.md names it as a file of {produced}, a folder the skill does not hold:"
+            " a file the skill writes, linked as the output will hold it"
+        )
     if _TEMPLATE_WORD.search(skill.root.name.casefold()) or _TEMPLATE_WORD.search(
         str(skill.name or "").casefold()
     ):
