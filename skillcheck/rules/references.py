@@ -1027,6 +1027,20 @@ def nested_reference(skill: Skill, ctx: Context) -> Iterator[Finding]:
 # --- SK506 ------------------------------------------------------------------------------------
 
 
+_RUNTIME_FILE = re.compile(r"agents/[^/]+\.ya?ml$")
+
+# the dependency manifests of a skill's code: the scripts use them (`npm install` in
+# scripts/), linking them from SKILL.md tells the agent nothing
+_MANIFESTS = frozenset(
+    {
+        "package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
+        "requirements.txt", "pyproject.toml", "uv.lock", "poetry.lock", "Pipfile",
+        "Pipfile.lock", "go.mod", "go.sum", "Cargo.toml", "Cargo.lock", "Gemfile",
+        "Gemfile.lock", "tsconfig.json", "deno.json",
+    }
+)  # fmt: skip
+
+
 def _resource_candidates(skill: Skill) -> list[SkillFile]:
     key = ("references", "resource-candidates")
     if key in skill.derived:
@@ -1040,6 +1054,8 @@ def _resource_candidates(skill: Skill) -> list[SkillFile]:
         if len(parts) < 2 or parts[0] not in RESOURCE_DIRS:
             continue
         if any(p.startswith(".") or p in _JUNK_NAMES for p in parts) or entry.rel.endswith(".pyc"):
+            continue
+        if parts[-1] in _MANIFESTS:
             continue
         if not tree.owned(entry.rel) or any(
             "/".join(parts[:i]) in tree.unlisted for i in range(1, len(parts))
@@ -1084,7 +1100,13 @@ def reached(skill: Skill) -> set[str]:
         for e in skill.files
         if e.kind in ("file", "symlink") and tree.owned(e.rel) and e.path != skill.skill_md
     ]
-    found = {e.rel for e in sources if e.rel in known.linked or known.in_skill_md(e.rel)}
+    # SKILL.md, and the runtime files beside it that name resources: Codex's
+    # agents/openai.yaml points at the skill's icons (`interface.icon_small`)
+    found = {
+        e.rel
+        for e in sources
+        if e.rel in known.linked or known.in_skill_md(e.rel) or _RUNTIME_FILE.match(e.rel)
+    }
     pending = [e for e in sources if e.rel in found]
     rest = [e for e in candidates if e.rel not in found]
     by_doc: dict[str, set[str]] = {}
@@ -1149,8 +1171,10 @@ def _named_in(entry: SkillFile, here: str, text: str) -> bool:
         business). A link to a folder, or a written path of a sub-folder (`assets/templates/`),
         counts for the files in it, and so does naming a top folder as a folder
         (`` `references/` `` alone in code, "the `references` directory"): the agent is told to
-        look there. Dotfiles, `__init__.py`, symlinks (SK509/SK510) and junk that SK7xx
-        reports are left out.
+        look there. A file that Codex's `agents/openai.yaml` names (the icons of
+        `interface`) is used. Dotfiles, `__init__.py`, dependency manifests of the code
+        (`package.json`, `requirements.txt`, `pyproject.toml` ...), symlinks (SK509/SK510)
+        and junk that SK7xx reports are left out.
     """,
     why="""
         The agent learns what a skill holds only from SKILL.md: a file it is never told about is
