@@ -1599,6 +1599,9 @@ _GENERIC_USERS = frozenset(
         "ubuntu", "ec2-user", "admin", "workspace", "vscode", "codespace", "codespaces",
         "jovyan", "app", "coder", "dev", "developer", "default", "guest", "shared", "public",
         "test",
+        # the home of claude.ai's and the Claude API's code-execution sandbox, and of DNAnexus
+        # job workers: the same on every run of the platform, not one person's machine
+        "claude", "dnanexus",
     }
 )  # fmt: skip
 
@@ -1610,6 +1613,8 @@ def _generic_user(user: str) -> bool:
         or lowered in _GENERIC_USERS
         or lowered.startswith(("your", "<", "{", "[", "$", "%", "*", "...", "…"))
         or lowered.endswith((">", "}", "]"))
+        # a regular expression (`grep -E '/home/|^/usr/'`), not a path
+        or any(c in lowered for c in "|^()+?")
     )
 
 
@@ -1750,7 +1755,9 @@ def _shown_only(
         "hardcoded", "would be"), after "example", "e.g." or "such as" on their line, in a
         quoted phrase of prose, or in the text of a link to a URL. Neither are the user
         names that stand for any user or every container (`/home/user`, `/Users/you`,
-        `/home/runner`, `/home/node`, `<name>`, `$USER`), `/root/...` (on every Linux
+        `/home/runner`, `/home/node`, `/home/claude` of Claude's code-execution sandbox,
+        `<name>`, `$USER`), regular expressions (`grep -E '/home/|^/usr/'`), `/root/...` (on
+        every Linux
         machine), Windows system paths (`C:\\Program Files\\...`: only `C:\\Users\\<name>` is
         one person's), and `\\\\server\\share` (the syntax of a network share).
     """,
