@@ -1451,7 +1451,11 @@ def _after_drive_path(text: str, start: int) -> bool:
         paths on a line of counter-examples or hypotheticals (❌, "don't", "bad", "wrong",
         "would be" ...), in a quoted phrase of prose or in the text of a link to a URL, and link
         destinations (SK501 checks those) are not checked, nor a link's text that repeats a
-        destination SK501–SK503 report on that line (`[scripts/x.py](scripts/x.py)`).
+        destination SK501–SK503 report on that line (`[scripts/x.py](scripts/x.py)`). Nor
+        are: a path without an extension in prose (`better scripts/tools` means "scripts or
+        tools"; in code it is checked), a path on a line ending with a colon right above a
+        code block (`**references/tools.md:**` then the content of a file to write), and the
+        files the agent never reaches from SKILL.md (copied documentation, notes).
     """,
     why="""
         Instructions such as "run `python scripts/extract.py`" are what the agent executes.
@@ -1491,6 +1495,12 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue  # `[scripts/x.py](scripts/x.py)`: SK501/SK502/SK503 report the link
         if _shown_only(skill, doc, segment, hit, parsed(skill, doc), shown):
             continue  # "Examples: `references/finance.md`" shows a shape, not a file
+        if not segment.code and "." not in hit.text.rstrip("/").rpartition("/")[2]:
+            continue  # prose "better scripts/tools" is "scripts or tools", not a path
+        if not doc.is_skill_md and doc.rel not in reached(skill):
+            continue  # a file the agent never reaches from SKILL.md (copied docs, notes)
+        if _introduces_block(skill, doc, segment.line):
+            continue  # "**references/tools.md:**" above a code block shows a file to write
         res, path = _mention_status(tree, doc, hit.text)
         column = segment.column + hit.start
         span = Span(Pos(segment.line, column), Pos(segment.line, column + len(hit.text)))
@@ -1519,6 +1529,22 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 span=span,
                 path=doc.path,
             )
+
+
+def _introduces_block(skill: Skill, doc: Doc, line: int) -> bool:
+    """Whether line ``line`` of ``doc`` ends with a colon and the next non-blank line opens
+    a fenced code block: `**references/tools.md:**` then the file's content, as a template
+    or a worked example shows a file to create."""
+    text = doc_text(skill, doc) or ""
+    lines = text.split("\n")
+    if line < 1 or line > len(lines):
+        return False
+    if not lines[line - 1].rstrip().rstrip("*_`").endswith(":"):
+        return False
+    for following in lines[line : line + 3]:
+        if following.strip():
+            return following.lstrip().startswith(("```", "~~~"))
+    return False
 
 
 def _reported_links(skill: Skill) -> set[tuple[str, int, str]]:
