@@ -507,15 +507,17 @@ OUTCOME_CASES: dict[str, tuple[bytes, dict[str, str]]] = {
         },
     ),
     # OpenClaw compares `os` with process.platform: 'macos' matches no host, the skill never
-    # loads; the spec only expects string values in metadata
+    # loads; `metadata.openclaw` is the map OpenClaw requires, so the spec's string values do
+    # not apply to it (agentskills: ok); skills-ref rejects the flow list `[macos]` (SK109)
     "openclaw-os": (
         _skill_md("openclaw-os", "metadata:\n  openclaw:\n    os: [macos]\n"),
-        {"openclaw": "dropped", "agentskills": "degraded", "skills-ref": "rejected"},
+        {"openclaw": "dropped", "skills-ref": "rejected"},
     ),
-    # a misspelled requirement is dropped: OpenClaw loads the skill without the gate
+    # a misspelled requirement is dropped: OpenClaw loads the skill without the gate (the
+    # `metadata.openclaw` map itself is no finding for the spec's targets)
     "openclaw-requires": (
         _skill_md("openclaw-requires", 'metadata: {"openclaw": {"requires": {"bin": ["jq"]}}}\n'),
-        {"openclaw": "degraded", "agentskills": "degraded", "skills-ref": "rejected"},
+        {"openclaw": "degraded", "skills-ref": "rejected"},
     ),
     # claude.ai reserves the words 'claude' and 'anthropic' in names
     "claude-helper": (_skill_md("claude-helper"), {"claude-api": "rejected"}),

@@ -16,7 +16,7 @@ from pathlib import Path
 from skillcheck.model import Finding, Outcome, Pos, Severity, SkillSummary, Span
 from skillcheck.paths import plugin_root
 from skillcheck.rules.base import Context, rule
-from skillcheck.targets import TARGETS, impacts
+from skillcheck.targets import TARGETS, impact, impacts
 
 # --- which skills are loaded together ------------------------------------------------------
 
@@ -43,6 +43,25 @@ def loaded_together(skills: list[SkillSummary], ctx: Context) -> Iterator[list[S
     yield from groups.values()
 
 
+# the folder name every runtime's skills directory ends with: `skills/`, `.claude/skills/`,
+# `.agents/skills/`, `.github/skills/`, `.codex/skills/`, `~/.openclaw/skills/` ...
+SKILLS_FOLDER = "skills"
+
+
+def scanned_together(root: Path) -> bool:
+    """False when the skill at ``root`` sits in a sub-folder of a folder named `skills`
+    (`skills/<author>/<slug>` in ClawHub's archive, `skills/<category>/<slug>` in a
+    catalog): runtimes load only the direct children of a skills folder, so such skills are
+    installed one by one and their shared folder is no set a runtime loads. A plugin's
+    skills, a `skills` folder's children and any other folder of skills (one the user lints
+    as a collection) are loaded together."""
+    kind, folder = load_group(root)
+    if kind == "plugin":
+        return True
+    parent = Path(folder)
+    return parent.parent.name.casefold() != SKILLS_FOLDER or parent.name.casefold() == SKILLS_FOLDER
+
+
 _SCOPE_DOC = """
         `duplicate-scope` (default `skills-root`): which skills are compared. `skills-root`
         compares the skills of one plugin (the nearest folder above the skill holding
@@ -63,7 +82,13 @@ _SCOPE_DOC = """
     what="""
         Reports every skill whose name (the declared `name`, or the directory name when there
         is none) is already used by another skill loaded together with it (the same plugin,
-        or the same skills root; see the option), naming the other.
+        or the same skills root; see the option), naming the other. It is an error when the
+        skills share a plugin or a folder of skills, and a warning when that folder is itself
+        inside a folder named `skills` (an author's folder in an archive such as ClawHub's
+        `skills/<author>/<slug>`, a category folder of a catalog): runtimes load only the
+        direct children of a skills folder (`skills/`, `.claude/skills/`, `.agents/skills/`
+        ...), so such skills are installed one at a time and collide only if someone
+        installs both.
     """,
     why="""
         Loaders key skills by name: when two collide one of them is silently shadowed
@@ -99,10 +124,21 @@ def _duplicate_names(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary,
             continue
         other = first[name]
         span = skill.name_span
+        if scanned_together(skill.root):
+            message = (
+                f"the name {name!r} is also used by {other.display_root}; loaders keep only"
+                " one of them, rename one"
+            )
+            outcome = impact(Outcome.DROPPED)
+        else:
+            message = (
+                f"the name {name!r} is also used by {other.display_root}; they sit in a"
+                " sub-folder of a skills folder, which no runtime loads as a set, but if both"
+                " are installed one is shadowed: rename one"
+            )
+            outcome = impact(Outcome.DROPPED, Severity.WARNING)
         finding = Finding(
-            f"the name {name!r} is also used by {other.display_root}; loaders keep only one of"
-            " them, rename one",
-            impact=impacts({t: Outcome.DROPPED for t in TARGETS if t != "skills-ref"}),
+            message, impact=impacts({t: outcome for t in TARGETS if t != "skills-ref"})
         )
         if span is not None:
             finding.span = span

@@ -227,9 +227,20 @@ _QUOTED = re.compile(
 )
 
 
+# a labelled list of what users say ("USE FOR: add telemetry to my app, ...", "Triggers:
+# ..."), quoted or not, runs to the end of its line: the user's words, not the description's
+_TRIGGER_LIST = re.compile(
+    r"\b(?:(?:do not|don't) )?(?:use (?:it |this (?:skill )?)?for|triggers?(?: phrases)?"
+    r"|trigger words|keywords)\s*:[^\n]*",
+    re.IGNORECASE,
+)
+
+
 def _unquoted(value: str) -> str:
-    """``value`` with quoted phrases blanked out (same length: offsets stay valid)."""
-    return _QUOTED.sub(lambda m: " " * len(m.group()), value)
+    """``value`` with quoted phrases and labelled trigger lists blanked out (same length:
+    offsets stay valid)."""
+    blank = _QUOTED.sub(lambda m: " " * len(m.group()), value)
+    return _TRIGGER_LIST.sub(lambda m: " " * len(m.group()), blank)
 
 
 @rule(
@@ -243,7 +254,9 @@ def _unquoted(value: str) -> str:
         (`Use when the user says "tailor my resume"`) is still in the third person. So are
         words beside a slash or in a dotted name (`I/O`, `us.anthropic.claude-…`), and
         "you" in a trigger clause (`Use when you need…`, `if your build fails`), which
-        speaks of the user as a trigger should.
+        speaks of the user as a trigger should, and a labelled list of what users say, to
+        the end of its line (`USE FOR: add telemetry to my app`, `DO NOT USE FOR: ...`,
+        `Triggers: ...`).
     """,
     why="""
         The description is injected into the system prompt, where "I" and "you" confuse who is

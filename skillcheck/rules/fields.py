@@ -89,6 +89,11 @@ def compatibility_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
 
 
+# metadata keys a known runtime defines as a map (OpenClaw's gating block): "make it a string"
+# would break that runtime
+_RUNTIME_MAPS = frozenset(ns for target in TARGETS.values() for ns in target.gating_namespaces)
+
+
 @rule(
     "SK402",
     "metadata-invalid",
@@ -96,7 +101,10 @@ def compatibility_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
     "`metadata` is not a mapping of string keys to string values.",
     what="""
         Checks that `metadata` is a mapping whose values are plain text. A `metadata` that is
-        not a mapping is an error; nested lists or mappings inside it are warnings.
+        not a mapping is an error; nested lists or mappings inside it are warnings, except
+        under a key a known runtime defines as a map (OpenClaw's gating block
+        `metadata.openclaw` and its legacy aliases `clawdbot`, `clawdis`, `moltbot`): OpenClaw
+        requires that map, and the `openclaw` target checks its contents (SK11xx).
         (Unquoted numbers and booleans are reported by SK112.)
     """,
     why="""
@@ -136,7 +144,7 @@ def metadata_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
         value = value.resolved()
         if key.resolved().tag == "merge":
             continue  # `<<: *base` merges a mapping in; SK109 reports the merge key itself
-        if value.kind != "scalar":
+        if value.kind != "scalar" and key.text() not in _RUNTIME_MAPS:
             yield Finding(
                 f"metadata.{key.text()} is a {value.kind}; metadata values must be strings",
                 span=value.span,

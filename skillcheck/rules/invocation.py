@@ -118,7 +118,8 @@ def shell_on_invocation(skill: Skill, ctx: Context) -> Iterator[Finding]:
 # --- SK708 interactive scripts ------------------------------------------------------------------
 
 _PY_PROMPT = re.compile(
-    r"(?<![\w.])(?:raw_)?input\s*\(|\bgetpass\.getpass\s*\(|(?<![\w.])getpass\s*\("
+    # `input(` with no space: "parse the input (simplified)" in a docstring is prose
+    r"(?<![\w.])(?:raw_)?input\(|\bgetpass\.getpass\s*\(|(?<![\w.])getpass\s*\("
     r"|\b(?:click|typer)\.(?:prompt|confirm)\s*\(|\b(?:Prompt|Confirm|IntPrompt)\.ask\s*\("
     r"|\bquestionary\.\w+\s*\(|\binquirer\.prompt\s*\("
 )
