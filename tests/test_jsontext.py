@@ -57,3 +57,15 @@ def test_deep_nesting() -> None:
     for depth in range(300):
         value = [value] if depth % 2 else {"d": value, "e": []}
     assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_long_lists_written_in_chunks_keep_their_order() -> None:
+    # tens of thousands of pieces: the writer joins them in chunks (jsontext._FLUSH) at
+    # several depths, and the text must still be json.dumps's
+    value = {
+        "items": [
+            {"n": i, "tags": [f"t{i}", None, True], "deep": [[i, [str(i)]]]} for i in range(3000)
+        ],
+        "after": ["x"] * 9000,
+    }
+    assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
