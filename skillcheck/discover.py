@@ -83,6 +83,9 @@ class _Ignores:
         self.exclude = exclude
         self.exclude_root = exclude_root
         self.specs: dict[Path, Any] = {}
+        # the same specs by their directory's path parts: ``ignored`` looks up the ancestors
+        # of a path (a few) instead of trying every .gitignore found so far (hundreds)
+        self._by_parts: dict[tuple[str, ...], Any] = {}
 
     def load_gitignore(self, directory: Path) -> None:
         path = directory / ".gitignore"
@@ -94,7 +97,9 @@ class _Ignores:
             return
         import pathspec
 
-        self.specs[directory] = pathspec.GitIgnoreSpec.from_lines(lines)
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        self.specs[directory] = spec
+        self._by_parts[_parts_key(directory)] = spec
 
     def load_ancestors(self, start: Path) -> None:
         """The .gitignore files between the repository root and ``start``."""
@@ -117,16 +122,24 @@ class _Ignores:
             rel = os.path.relpath(path, self.exclude_root).replace(os.sep, "/")
             if not rel.startswith("../") and self.exclude.match_file(rel + ("/" if is_dir else "")):
                 return True
-        for base, spec in self.specs.items():
-            if base == path:
-                continue
-            try:
-                rel = path.relative_to(base).as_posix()
-            except ValueError:
-                continue
-            if spec.match_file(rel + ("/" if is_dir else "")):
+        if not self._by_parts:
+            return False
+        # every proper ancestor of ``path`` with a .gitignore, as ``path.relative_to(base)``
+        # would find them (its own .gitignore does not apply to the directory itself)
+        parts = path.parts
+        key = _parts_key(path)
+        for depth in range(len(parts) - 1, -1, -1):
+            spec = self._by_parts.get(key[:depth])
+            if spec is not None and spec.match_file(
+                "/".join(parts[depth:]) + ("/" if is_dir else "")
+            ):
                 return True
         return False
+
+
+def _parts_key(path: Path) -> tuple[str, ...]:
+    """``path.parts`` as ``Path`` compares them (case-insensitively on Windows)."""
+    return tuple(os.path.normcase(part) for part in path.parts) if os.name == "nt" else path.parts
 
 
 def discover(

@@ -38,6 +38,18 @@ def test_inline_and_block_commands_are_reported_at_the_bang(tmp_path: Path) -> N
         ("scripts/a.js", "const rl = x;\n\nrl.question('Name? ', cb)\n", 3, 3),
         ("scripts/a.ps1", "$x = 1\n\n$name = Read-Host 'Name'\n", 3, 9),
         ("ask.py", "x = 1\n\ny = input()\n", 3, 5),
+        # one of each prompt form: a line is searched only when it holds one of the words
+        # these forms contain (invocation._PROMPT_WORDS)
+        ("scripts/a.py", "x = raw_input('?')\n", 1, 5),
+        ("scripts/a.py", "x = click.prompt('?')\n", 1, 5),
+        ("scripts/a.py", "ok = typer.confirm('?')\n", 1, 6),
+        ("scripts/a.py", "x = IntPrompt.ask('?')\n", 1, 5),
+        ("scripts/a.py", "x = questionary.select('?', c)\n", 1, 5),
+        ("scripts/a.py", "a = inquirer.prompt(qs)\n", 1, 5),
+        ("scripts/a.sh", "#!/bin/sh\nselect opt in a b; do break; done\n", 2, 1),
+        ("scripts/a.js", "const a = await prompts({ type: 'text' })\n", 1, 17),
+        ("scripts/a.js", "const a = readlineSync.question('?')\n", 1, 11),
+        ("scripts/a.ts", "const a = prompt('Name?')\n", 1, 11),
     ],
 )
 def test_prompts_in_scripts_are_reported(

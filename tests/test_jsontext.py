@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillcheck.jsontext import dumps_indented
+from skillcheck.jsontext import Rows, dumps_indented
 from skillcheck.report import display
 
 scalars = (
@@ -57,3 +57,28 @@ def test_deep_nesting() -> None:
     for depth in range(300):
         value = [value] if depth % 2 else {"d": value, "e": []}
     assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_long_lists_written_in_chunks_keep_their_order() -> None:
+    # tens of thousands of pieces: the writer joins them in chunks (jsontext._FLUSH) at
+    # several depths, and the text must still be json.dumps's
+    value = {
+        "items": [
+            {"n": i, "tags": [f"t{i}", None, True], "deep": [[i, [str(i)]]]} for i in range(3000)
+        ],
+        "after": ["x"] * 9000,
+    }
+    assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_rows_are_written_as_the_list_they_make() -> None:
+    rows = Rows([1, 2, 3], lambda n: {"n": n, "s": f"\udc80{n}"})
+    value = {"rows": rows, "empty": Rows([], str), "after": 1}
+    made = {"rows": list(rows), "empty": [], "after": 1}
+    assert dumps_indented(value, display) == json.dumps(
+        _converted(made), indent=2, ensure_ascii=False
+    )
+    # the json.dumps fallback (a float is left to it) makes the rows too
+    value["float"] = 1.5
+    made["float"] = 1.5
+    assert dumps_indented(value) == json.dumps(made, indent=2, ensure_ascii=False)

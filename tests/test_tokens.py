@@ -292,3 +292,19 @@ def test_unloadable_encoding_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(ValueError, match="cannot load tiktoken encoding 'o200k_base'") as info:
         get_tokenizer("tiktoken:o200k_base")
     assert "TIKTOKEN_CACHE_DIR" in str(info.value)
+
+
+def test_the_memo_of_long_texts_never_changes_a_count() -> None:
+    # two long texts of the same length but different content, then the first again: each
+    # count is the one an empty memo gives
+    a = "word " * 2000
+    b = "1,2; " * 2000
+    assert len(a) == len(b) >= tokens._MEMO_MIN
+    fresh = {}
+    for text in (a, b):
+        tokens._clear_caches()
+        fresh[text] = estimate_tokens(text)
+    assert fresh[a] != fresh[b]
+    tokens._clear_caches()
+    assert [estimate_tokens(t) for t in (a, b, a, b)] == [fresh[a], fresh[b], fresh[a], fresh[b]]
+    assert len(tokens._memo) == 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skillcheck import __version__
-from skillcheck.jsontext import dumps_indented
+from skillcheck.jsontext import Rows, dumps_indented
 from skillcheck.model import Diagnostic, Severity
 from skillcheck.report import ReportOptions, display, rel
 
@@ -63,7 +63,8 @@ def document(result, options: ReportOptions) -> dict:
         "tool": {"name": "skillcheck", "version": __version__},
         "targets": list(result.targets),
         "skills": skills,
-        "diagnostics": [diagnostic_dict(d, options) for d in result.diagnostics],
+        # made while the text is written: never all alive at once
+        "diagnostics": Rows(result.diagnostics, lambda d: diagnostic_dict(d, options)),
         "summary": {
             "skills": len(result.skills),
             "errors": counts[Severity.ERROR],

@@ -138,6 +138,14 @@ _NON_INTERACTIVE = re.compile(
     # questions asked only on request (`--interactive`, `args.interactive`)
     r"|--interactive\b|\.interactive\b"
 )
+# Words every match of the pattern contains (case as the patterns have it): a line without
+# any of them cannot match, and `in` finds a word ~10x faster than the patterns scan a line
+# (their alternatives start with lookbehinds, which the regex engine tries at every offset).
+_PROMPT_WORDS = {
+    "python": ("input", "getpass", "prompt", "confirm", ".ask", "questionary"),
+    "shell": ("read", "Read-Host", "select"),
+    "javascript": (".question", "prompt", "readlineSync."),
+}
 _PY_SUFFIXES = (".py",)
 _SH_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".command")
 _JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
@@ -218,8 +226,13 @@ def interactive_script(skill: Skill, ctx: Context) -> Iterator[Finding]:
         if text is None or _NON_INTERACTIVE.search(text):
             continue
         pattern = {"python": _PY_PROMPT, "shell": _SH_PROMPT, "javascript": _JS_PROMPT}[language]
+        words = _PROMPT_WORDS[language]
+        if not any(word in text for word in words):
+            continue
         count = 0
         for number, line in enumerate(text.split("\n"), start=1):
+            if not any(word in line for word in words):
+                continue
             match = pattern.search(line)
             if match is None or _comment(line, language):
                 continue

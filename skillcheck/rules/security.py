@@ -673,6 +673,22 @@ _SUBSTITUTED = LazyPattern(
     r"|(?i:\b(?:iex|Invoke-Expression)\s*\(+\s*(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod"
     r"|New-Object\s+(?:System\.)?Net\.WebClient\)\s*\.DownloadString)\b)"
 )
+# What each form of _SUBSTITUTED needs, found faster than the pattern scans (its alternatives
+# start with \b, so the engine tries them at every offset): the two shell forms `sh`, a
+# download command and `<(` or `$(`; the PowerShell form a "(" then (spaces and) a download,
+# found from the literal "(" (the same (?i) letters: `ı`, `K` fold as they do there).
+_SUBSTITUTED_PS_HINT = re.compile(
+    r"\((?i:\s*(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|New-Object))"
+)
+
+
+def _may_substitute(text: str) -> bool:
+    """False when no form of _SUBSTITUTED can match in ``text``."""
+    if "sh" in text and ("curl" in text or "wget" in text) and ("<(" in text or "$(" in text):
+        return True
+    return _SUBSTITUTED_PS_HINT.search(text) is not None
+
+
 EXEC_WINDOW = 2000  # how far back on a line a pipe looks for its download (bounds the work)
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".fish", ".ps1", ".psm1", ".command")
 # every form names one of these: a cheap substring test skips most files
@@ -707,7 +723,9 @@ EXEC_WINDOW = 2000  # characters searched after a hint: bounds the work on minif
 def _exec_findings(item: _Text) -> Iterator[Finding]:
     """Pipes into a shell with a download before them on the line, and substitutions."""
     text = item.text
-    spans: list[tuple[int, int]] = [m.span() for m in _SUBSTITUTED.finditer(text)]
+    spans: list[tuple[int, int]] = (
+        [m.span() for m in _SUBSTITUTED.finditer(text)] if _may_substitute(text) else []
+    )
     line_start, previous, reported = 0, 0, -1
     clean = {_FETCH: 0, _FETCH_PS: 0}  # no download command before these offsets on the line
     for pipe in _PIPE_TO_SHELL.finditer(text):
