@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from skillcheck.errors import RefusedContent
 from skillcheck.model import Figures, Skill, SkillFile
 
 # identifies our manifest (catalog output, manifest.json of bundles and well-known dirs)
@@ -96,7 +97,7 @@ _RFC_PATH_FORBIDDEN = set("\\?#[]")
 _TOOL_SPLIT_RE = re.compile(r"[\s,]")
 
 
-class CatalogError(Exception):
+class CatalogError(RefusedContent):
     """A skill cannot be catalogued or shipped. The message is one line and names the file."""
 
 

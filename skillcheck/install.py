@@ -47,6 +47,7 @@ from skillcheck.catalog import (
     show,
     skill_digest,
 )
+from skillcheck.errors import UsageError
 from skillcheck.wellknown import (
     INDEX_NAME,
     WELL_KNOWN,
@@ -61,10 +62,6 @@ from skillcheck.wellknown import (
 MAX_REDIRECTS = 5
 DEFAULT_TIMEOUT = 30.0  # seconds per socket operation; a download gets four times that
 _CHUNK = 1 << 16
-
-
-class UsageError(Exception):
-    """SOURCE cannot be used as given (exit 2)."""
 
 
 def _loopback(host: str | None) -> bool:

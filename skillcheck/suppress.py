@@ -213,7 +213,7 @@ def apply_suppressions(
     reporter = next((r for r in rules if r.scope == "suppression"), None)
     if reporter is None:
         return kept
-    from skillcheck.lint import guarded, make_diagnostic
+    from skillcheck.check import guarded, make_diagnostic
 
     enabled = {r.code for r in rules}
     for skill, found in found_for:

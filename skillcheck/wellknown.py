@@ -42,6 +42,7 @@ from skillcheck.bundle import (
     BundleIOError,
     Limits,
     VerifyResult,
+    _atomic_write,
     _check_mtime,
     _check_outside_skills,
     _check_zip_directory,
@@ -73,6 +74,7 @@ from skillcheck.catalog import (
     show,
     skill_digest,
 )
+from skillcheck.errors import SkillcheckError, UsageError
 from skillcheck.model import Skill
 
 RFC_SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
@@ -97,11 +99,11 @@ class UnverifiableError(BundleError):
     """A v0.1.0 index (no ``$schema``): it carries no digests, so nothing can be verified."""
 
 
-class SelectionError(Exception):
+class SelectionError(UsageError):
     """A skill asked for by name is not in the index: a usage problem (exit 2)."""
 
 
-class FetchError(Exception):
+class FetchError(SkillcheckError):
     """An artifact or index could not be fetched (network, HTTP status, missing file): an
     I/O problem (exit 2), not a verdict on the content."""
 
@@ -216,7 +218,6 @@ def pack_uploads(
     top-level folder ``<name>/`` holding SKILL.md), reproducible, no manifest inside or in a
     comment. ``out_dir`` and its parents are created; existing zips of these names are
     replaced atomically. Returns ``(file name, digest)`` pairs."""
-    from skillcheck.bundle import _atomic_write
 
     mtime = default_mtime() if mtime is None else _check_mtime(mtime)
     out_dir = Path(out_dir)

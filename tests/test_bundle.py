@@ -22,15 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillcheck import bundle
-from skillcheck.bundle import (
-    DEFAULT_MTIME,
-    BundleError,
-    open_bundle,
-    pack_bundle,
-    unpack,
-    verify,
-)
+from skillcheck import bundle, loader
+from skillcheck.bundle import DEFAULT_MTIME, BundleError, pack_bundle
 from skillcheck.catalog import (
     MANIFEST_SCHEMA,
     build_manifest,
@@ -42,6 +35,7 @@ from skillcheck.catalog import (
     skill_digest,
 )
 from skillcheck.load import load_skill
+from skillcheck.loader import open_bundle, unpack, verify
 from skillcheck.model import Skill
 from skillcheck.wellknown import publish
 
@@ -176,7 +170,8 @@ def test_round_trip_is_lossless(tree: list, fmt: str) -> None:
 
 
 def test_round_trip_then_lint_finds_the_same(tmp_path: Path) -> None:
-    from skillcheck.lint import Settings, lint
+    from skillcheck.check import Settings
+    from skillcheck.lint import lint
 
     src = tmp_path / "src" / "pdf-tools"
     write_tree(
@@ -757,7 +752,8 @@ def test_pack_ships_the_bytes_lint_checked(tmp_path: Path) -> None:
     """As `skillcheck pack` runs: lint reads every file, the manifest's read agrees with it,
     and pack takes the members from that one read: a file edited after the manifest was built
     does not change the bundle, which holds what was linted and what the manifest says."""
-    from skillcheck.lint import Settings, lint
+    from skillcheck.check import Settings
+    from skillcheck.lint import lint
 
     root = tmp_path / "skills" / "demo"
     write_tree(root, {"SKILL.md": (SKILL_MD, False), "notes.md": (b"v1", False)})
@@ -816,7 +812,7 @@ def test_docstring_loader_example_runs(tmp_path: Path, layout: str) -> None:
         path = tmp_path / "unpacked"
         unpack(tmp_path / "b.tar.gz", path)
     block = []
-    for line in bundle.__doc__.split("::\n\n", 1)[1].splitlines():
+    for line in loader.__doc__.split("::\n\n", 1)[1].splitlines():
         if line and not line.startswith("    "):
             break
         block.append(line[4:])

@@ -360,7 +360,8 @@ def test_a_file_vanishing_after_the_walk_is_left_out_of_the_catalog_and_pack_ref
     a changed skill."""
     from skillcheck.bundle import BundleError, pack_bundle
     from skillcheck.catalog import build_manifest
-    from skillcheck.lint import Settings, lint
+    from skillcheck.check import Settings
+    from skillcheck.lint import lint
 
     root = tmp_path / "skills"
     skill_dir = root / "pdf-tools"

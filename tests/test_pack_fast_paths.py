@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from skillgen import generate
 
 from skillcheck import catalog
-from skillcheck.bundle import BundleError, pack_bundle, parse_manifest, verify
+from skillcheck.bundle import BundleError, pack_bundle, parse_manifest
 from skillcheck.catalog import (
     DEFAULT_EXCLUDES,
     CatalogError,
@@ -35,6 +35,7 @@ from skillcheck.catalog import (
     shipped_files,
 )
 from skillcheck.load import OPAQUE_DIRS, load_skill
+from skillcheck.loader import verify
 from skillcheck.rules.budgets import skill_figures
 from skillcheck.tokens import estimate_tokens
 

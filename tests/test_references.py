@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillcheck import markdown
-from skillcheck.lint import Settings, lint
+from skillcheck.check import Settings
+from skillcheck.lint import lint
 from skillcheck.rules import references
 
 GOOD_FM = (

@@ -261,7 +261,7 @@ def test_the_rfc_example_verifies(tmp_path: Path) -> None:
 
 
 def test_an_independent_publication_verifies_and_loads(tmp_path: Path) -> None:
-    from skillcheck.bundle import open_bundle
+    from skillcheck.loader import open_bundle
 
     wk = tmp_path / "wk"
     skills = independent_publication(wk)

@@ -154,11 +154,11 @@ def registry() -> dict[str, Rule]:
 
 
 def fixes() -> Any:
-    """The ``skillcheck.fix`` module, imported when a rule first plans an edit: a run over
-    clean skills never needs it (nor the json and difflib it imports)."""
-    from skillcheck import fix
+    """The fix builders (``skillcheck.edits``), imported when a rule first plans an edit: a
+    run over cached skills never needs them (nor the YAML parser they re-parse with)."""
+    from skillcheck import edits
 
-    return fix
+    return edits
 
 
 def usable_frontmatter(skill: Skill) -> Frontmatter | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from skillcheck.analysis.tools import split_tools
 from skillcheck.model import (
     Finding,
     Frontmatter,
@@ -262,25 +263,6 @@ def _has_separator_comma(value: str) -> bool:
     return _separator_comma(value) >= 0
 
 
-def split_tools(value: str) -> list[str]:
-    """Tools from a comma- or space-separated string, keeping parenthesised arguments whole."""
-    tools, current, depth = [], [], 0
-    for char in value:
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(0, depth - 1)
-        if depth == 0 and (char == "," or char.isspace()):
-            if current:
-                tools.append("".join(current))
-                current = []
-            continue
-        current.append(char)
-    if current:
-        tools.append("".join(current))
-    return tools
-
-
 @rule(
     "SK404",
     "license-invalid",
@@ -402,7 +384,7 @@ def load_frontmatter_schema(path: str, where: str = "configuration") -> Any:
     import json
     import os
 
-    from skillcheck.config import ConfigError
+    from skillcheck.errors import ConfigError
 
     def fail(reason: str) -> ConfigError:
         return ConfigError(f"{where}: frontmatter-schema {path}: {reason}")
