@@ -343,9 +343,10 @@ def _plan(skills: list[Skill], manifest: dict[str, Any]) -> list[_Packed]:
     listed = set()
     for entry in manifest.get("skills", []):
         name = entry["name"]
-        skill = by_name.get(name)
-        if skill is None:
+        listed_skill = by_name.get(name)
+        if listed_skill is None:
             raise BundleError(f"the manifest lists skill {show(name)}, which is not being packed")
+        skill = listed_skill
         listed.add(name)
         try:
             shipped = {sf.rel: sf for sf in shipped_files(skill)}
@@ -523,7 +524,7 @@ class _Bounded:
     """A decompressed stream that refuses to produce more than ``limit`` bytes, so a
     decompression bomb costs at most ``limit`` bytes of work, never memory beyond a chunk."""
 
-    def __init__(self, raw: IO[bytes], limit: int) -> None:
+    def __init__(self, raw: IO[bytes] | gzip.GzipFile, limit: int) -> None:
         self.raw = raw
         self.limit = limit
         self.pos = 0
@@ -869,7 +870,7 @@ class _Checker:
     total: int = 0
     count: int = 0
 
-    def member(self, m: _Member, chunks: Callable[[], Iterator[bytes]]) -> None:
+    def member(self, m: _Member, chunks: Callable[..., Iterator[bytes]]) -> None:
         self.count += 1
         if self.count > self.limits.max_members:
             raise BundleError(f"more than {self.limits.max_members} members")
@@ -997,7 +998,7 @@ def _compile_schema(schema: Any, root: dict[str, Any], defs: dict[str, Any]) -> 
         return None
     if schema is not root and "$id" in schema:  # "#/..." would then mean that resource
         return None
-    checks: list[Callable[[Any], bool]] = []
+    checks: list[Callable[..., bool]] = []  # (x) -> bool; the rest are bound defaults
     plain_contains = not {"minContains", "maxContains"} & set(schema)  # "at least one"
     for key, value in schema.items():
         if key in _ANNOTATIONS:

@@ -354,8 +354,9 @@ def _path_of(fm: Frontmatter, node: Node) -> tuple[str, ...] | None:
             return (name,)
         if name == "metadata":
             for key, inner in value.items():
-                if inner is node and isinstance(key.text(), str):
-                    return ("metadata", key.text())
+                text = key.text()
+                if inner is node and isinstance(text, str):
+                    return ("metadata", text)
     return None
 
 
@@ -372,7 +373,7 @@ def quote_scalar(doc: Document, fm: Frontmatter, node: Node) -> Fix | None:
     path = _path_of(fm, node)
     text = _line_text(doc, node.span)
     offsets = span_offsets(doc, node.span)
-    if path is None or text != node.value or offsets is None:
+    if path is None or text is None or text != node.value or offsets is None:
         return None
     if not _raw_matches(doc, *offsets, text):
         return None

@@ -322,7 +322,7 @@ def _unchanged(dest: Path, record: dict[str, Any] | None, digest: str) -> bool:
 
 def _record(artifact: Artifact, index_url: str) -> dict[str, Any]:
     """Our manifest's entry for an installed skill, with where it came from."""
-    files = [
+    files: list[dict[str, Any]] = [
         {"path": p, "digest": file_digest(d), "size": len(d), "executable": x}
         for p, (d, x) in artifact.files.items()
     ]

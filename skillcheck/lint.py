@@ -155,10 +155,10 @@ def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """One diagnostic per finding: a file of a nested skill is also in its container's walk,
     and a rule that scans every file of both reports it twice. The innermost skill keeps it
     (its root is the longest, and it is the one the file belongs to)."""
-    best: dict[tuple, Diagnostic] = {}
+    best: dict[tuple[object, ...], Diagnostic] = {}
     for diag in diagnostics:
-        key = (diag.code, diag.path, diag.line, diag.column, diag.end_line, diag.end_column)
-        key += (diag.message,)
+        key: tuple[object, ...] = (diag.code, diag.path, diag.line, diag.column)
+        key += (diag.end_line, diag.end_column, diag.message)
         seen = best.get(key)
         if seen is None or _depth(diag.skill) > _depth(seen.skill):
             best[key] = diag

@@ -481,7 +481,7 @@ class _Files:
         self.total = 0
 
     def add(
-        self, name: str, kind: str, size: int, executable: bool, read: Callable[[], Any]
+        self, name: str, kind: str, size: int, executable: bool, read: Callable[..., Any]
     ) -> None:
         while name.startswith("./"):  # `tar -C dir .` writes ./SKILL.md
             name = name[2:]
@@ -752,7 +752,7 @@ def as_manifest(pub: Publication) -> dict[str, Any]:
         return pub.manifest
     skills = []
     for a in pub.skills:
-        files = [
+        files: list[dict[str, Any]] = [
             {"path": p, "digest": file_digest(d), "size": len(d), "executable": x}
             for p, (d, x) in a.files.items()
         ]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 def split_tools(value: str) -> list[str]:
     """Tools from a comma- or space-separated string, keeping parenthesised arguments whole."""
-    tools, current, depth = [], [], 0
+    tools: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in value:
         if char == "(":
             depth += 1

@@ -53,7 +53,7 @@ from skillcheck.targets import TARGETS, impact, impacts
 def compatibility_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = usable_frontmatter(skill)
     node = fm.node("compatibility") if fm else None
-    if node is None:
+    if fm is None or node is None:
         return
     node = node.resolved()
     if node.kind != "scalar":
@@ -288,7 +288,7 @@ def _has_separator_comma(value: str) -> bool:
 def license_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = usable_frontmatter(skill)
     node = fm.node("license") if fm else None
-    if node is None:
+    if fm is None or node is None:
         return
     node = node.resolved()
     if node.kind != "scalar":

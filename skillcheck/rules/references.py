@@ -1215,6 +1215,14 @@ def _starts_path(text: str, start: int) -> bool:
 
 
 _PATH_TAIL = re.compile(r"[^\s`'\"<>|*?()\[\]]*")
+
+
+def _tail_end(text: str, start: int) -> int:
+    """Where the path that goes on at ``start`` ends (``_PATH_TAIL`` matches empty too)."""
+    tail = _PATH_TAIL.match(text, start)
+    return tail.end() if tail else start
+
+
 _HOME = re.compile(
     r"/(?:Users|home)/[^\s/`'\"<>()\[\]]+(?:/[^\s`'\"<>()\[\]]*)?|/root/[^\s`'\"<>()\[\]]*"
 )
@@ -1249,7 +1257,7 @@ def find_local_paths(text: str) -> Iterator[Hit]:
                 start = match.start()
                 if start and (_word_char(text[start - 1]) or text[start - 1] in "\\/"):
                     continue
-                end = _PATH_TAIL.match(text, match.end()).end()
+                end = _tail_end(text, match.end())
                 hits.append(Hit(start, end, text[start:end], "drive"))
         if "\\\\" in text:
             for match in _UNC.finditer(text):
@@ -1273,7 +1281,7 @@ def find_local_paths(text: str) -> Iterator[Hit]:
                 if match.group(0).endswith("/Users/") and not (
                     start and _word_char(text[start - 1])
                 ):
-                    end = _PATH_TAIL.match(text, match.end()).end()
+                    end = _tail_end(text, match.end())
                     hits.append(Hit(start, end, text[start:end], "drive"))
         for match in _HOME.finditer(text):
             start = match.start()
