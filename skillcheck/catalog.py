@@ -555,7 +555,7 @@ def skill_references(skill: Skill, shipped: Iterable[str]) -> list[str]:
     The links are the references rules' reading of the body, shared with lint (read with
     the cheap exact scan when it can, else parsed).
     """
-    from skillcheck.rules.references import skill_md_link_uses
+    from skillcheck.analysis.links import skill_md_link_uses
 
     names = set(shipped) - {SKILL_FILE}
     refs = set()

@@ -63,9 +63,6 @@ class LintResult:
     def for_skill(self, skill: Skill | SkillSummary) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.skill == skill.root]
 
-    def errors_for(self, skill: Skill | SkillSummary) -> list[Diagnostic]:
-        return [d for d in self.for_skill(skill) if d.severity is Severity.ERROR]
-
     def failed(self, strict: bool) -> bool:
         if strict:
             return bool(self.diagnostics)

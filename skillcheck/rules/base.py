@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skillcheck.model import Frontmatter, Node, Pos, Severity, Skill, Span
-from skillcheck.targets import TARGETS, Target
 
 
 @dataclass
@@ -26,9 +25,6 @@ class Context:
 
     targets: tuple[str, ...] = ("agentskills",)
     options: dict[str, Any] = field(default_factory=dict)
-
-    def profiles(self) -> list[Target]:
-        return [TARGETS[name] for name in self.targets]
 
     def option(self, key: str, default: Any = None) -> Any:
         return self.options.get(key, default)
