@@ -666,7 +666,7 @@ def install(
 ) -> None:
     """Install skills published by the Agent Skills Discovery RFC (an origin, an index URL
     or a directory) into DEST/<name>/, verified, atomically; then lint them."""
-    from skillcheck.bundle import Limits
+    from skillcheck.archive import Limits
     from skillcheck.install import install as run_install
     from skillcheck.install import open_source
     from skillcheck.report import safe

@@ -28,16 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
+from skillcheck.archive import DEFAULT_LIMITS, INSTALLED_NAME, BundleError, Limits
 from skillcheck.atomic import make_temp_dir
-from skillcheck.bundle import (
-    DEFAULT_LIMITS,
-    INSTALLED_NAME,
-    BundleError,
-    Limits,
-    _swap_dir,
-    _write_new_file,
-    parse_manifest,
-)
+from skillcheck.bundle import _swap_dir, _write_new_file
+from skillcheck.bundlecheck import parse_manifest
 from skillcheck.catalog import (
     MANIFEST_SCHEMA,
     CatalogError,

@@ -31,8 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillcheck.atomic import make_temp_dir
-from skillcheck.bundle import (
+from skillcheck.archive import (
     _CHUNK,
     DEFAULT_LIMITS,
     INDEX_NAME,
@@ -41,17 +40,19 @@ from skillcheck.bundle import (
     BundleError,
     BundleIOError,
     Limits,
-    VerifyResult,
     _check_zip_directory,
+    _parse_expect,
+)
+from skillcheck.atomic import make_temp_dir
+from skillcheck.bundle import _swap_dir, _write_new_file
+from skillcheck.bundlecheck import (
+    VerifyResult,
     _Checker,
     _expectations,
     _open_regular,
-    _parse_expect,
     _Sink,
-    _swap_dir,
     _verify_file,
     _walk_dir,
-    _write_new_file,
     _zip_read_exact,
     parse_manifest,
 )

@@ -33,32 +33,36 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from skillcheck.atomic import make_temp_dir
-from skillcheck.bundle import (
+from skillcheck.archive import (
     DEFAULT_LIMITS,
     INDEX_NAME,
     MANIFEST_NAME,
     BundleError,
     BundleIOError,
     Limits,
-    VerifyResult,
-    _atomic_write,
     _check_mtime,
-    _check_outside_skills,
     _check_zip_directory,
+    _TarReader,
+    _zip_kind,
+    default_mtime,
+)
+from skillcheck.atomic import make_temp_dir
+from skillcheck.bundle import (
+    _atomic_write,
+    _check_outside_skills,
     _content,
     _is_ours,
-    _no_duplicate_keys,
     _plan,
-    _reject_constant,
     _swap_dir,
-    _TarReader,
     _write_new_file,
     _write_tar_gz,
     _write_zip,
+)
+from skillcheck.bundlecheck import (
+    VerifyResult,
+    _no_duplicate_keys,
+    _reject_constant,
     _zip_chunks,
-    _zip_kind,
-    default_mtime,
     parse_manifest,
 )
 from skillcheck.catalog import (

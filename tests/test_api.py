@@ -8,7 +8,7 @@ import pytest
 from conftest import write_skill
 
 from skillcheck import api
-from skillcheck.bundle import BundleError, BundleIOError
+from skillcheck.archive import BundleError, BundleIOError
 from skillcheck.catalog import CatalogError
 from skillcheck.check import Settings
 from skillcheck.errors import SkillcheckError

@@ -22,8 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillcheck import bundle, loader
-from skillcheck.bundle import DEFAULT_MTIME, BundleError, pack_bundle
+from skillcheck import archive, bundlecheck, loader
+from skillcheck.archive import DEFAULT_MTIME, BundleError
+from skillcheck.bundle import pack_bundle
 from skillcheck.catalog import (
     MANIFEST_SCHEMA,
     build_manifest,
@@ -614,7 +615,7 @@ def test_member_count_is_bounded(tmp_path: Path) -> None:
     (tmp_path / "six.tar.gz").write_bytes(_bundle(files=files))
     verify(tmp_path / "six.tar.gz")
     with pytest.raises(BundleError, match="more than 5 files"):
-        verify(tmp_path / "six.tar.gz", limits=bundle.Limits(max_members=5))
+        verify(tmp_path / "six.tar.gz", limits=archive.Limits(max_members=5))
 
 
 def test_verify_refuses_special_files_without_blocking(tmp_path: Path) -> None:
@@ -626,9 +627,9 @@ def test_verify_refuses_special_files_without_blocking(tmp_path: Path) -> None:
 def test_decompression_is_bounded(tmp_path: Path) -> None:
     """The backstop under every per-part bound: a decompressed stream never yields more
     than its limit, however large the bomb, and stops after about that much work."""
-    limits = bundle.Limits(max_total_bytes=1 << 20, max_manifest_bytes=1 << 16, max_members=4)
+    limits = archive.Limits(max_total_bytes=1 << 20, max_manifest_bytes=1 << 16, max_members=4)
     bomb = gzip.GzipFile(fileobj=io.BytesIO(_gzip_bomb(64)))
-    stream = bundle._Bounded(bomb, limits.max_stream_bytes)
+    stream = archive._Bounded(bomb, limits.max_stream_bytes)
     with pytest.raises(BundleError, match="decompresses to more than"):
         while stream.read(1 << 16):
             pass
@@ -705,7 +706,7 @@ def test_failed_or_interrupted_unpack_leaves_dest_as_it_was(
     with pytest.raises(BundleError):
         unpack(bad, dest, force=True)
     calls = []
-    real_open = bundle._Sink.open
+    real_open = bundlecheck._Sink.open
 
     def interrupt(self, name):
         calls.append(name)
@@ -713,7 +714,7 @@ def test_failed_or_interrupted_unpack_leaves_dest_as_it_was(
             raise KeyboardInterrupt
         return real_open(self, name)
 
-    monkeypatch.setattr(bundle._Sink, "open", interrupt)
+    monkeypatch.setattr(bundlecheck._Sink, "open", interrupt)
     with pytest.raises(KeyboardInterrupt):
         unpack(packed, dest, force=True)
     assert len(calls) == 2

@@ -30,6 +30,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "skillcheck.loader",
             "skillcheck.wellknown",
             "skillcheck.bundle",
+            "skillcheck.bundlecheck",
+            "skillcheck.archive",
             "skillcheck.catalog",
         ),
     ),

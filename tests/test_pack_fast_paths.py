@@ -26,7 +26,9 @@ from hypothesis import strategies as st
 from skillgen import generate
 
 from skillcheck import catalog
-from skillcheck.bundle import BundleError, pack_bundle, parse_manifest
+from skillcheck.archive import BundleError
+from skillcheck.bundle import pack_bundle
+from skillcheck.bundlecheck import parse_manifest
 from skillcheck.catalog import (
     DEFAULT_EXCLUDES,
     CatalogError,

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, invoke, run_skillcheck, skillcheck_command, write_skill
 
-from skillcheck.bundle import BundleError
+from skillcheck.archive import BundleError
 from skillcheck.catalog import dumps_manifest, file_digest, skill_digest
 from skillcheck.loader import open_bundle
 
