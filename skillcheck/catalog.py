@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from skillcheck.errors import RefusedContent
 from skillcheck.model import Figures, Skill, SkillFile
 
 # identifies our manifest (catalog output, manifest.json of bundles and well-known dirs)
@@ -96,7 +97,7 @@ _RFC_PATH_FORBIDDEN = set("\\?#[]")
 _TOOL_SPLIT_RE = re.compile(r"[\s,]")
 
 
-class CatalogError(Exception):
+class CatalogError(RefusedContent):
     """A skill cannot be catalogued or shipped. The message is one line and names the file."""
 
 
@@ -554,7 +555,7 @@ def skill_references(skill: Skill, shipped: Iterable[str]) -> list[str]:
     The links are the references rules' reading of the body, shared with lint (read with
     the cheap exact scan when it can, else parsed).
     """
-    from skillcheck.rules.references import skill_md_link_uses
+    from skillcheck.analysis.links import skill_md_link_uses
 
     names = set(shipped) - {SKILL_FILE}
     refs = set()

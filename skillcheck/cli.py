@@ -6,19 +6,22 @@ import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
 from skillcheck import __version__
-
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-class UsageProblem(Exception):
-    """A problem with how skillcheck was called or configured: exit 2."""
+from skillcheck.errors import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
+    InternalError,
+    SkillcheckError,
+    UsageError,
+)
 
 
 def _fail(message: str) -> None:
@@ -29,45 +32,49 @@ def _fail(message: str) -> None:
 
 
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn expected failures into one line on stderr and exit 2; a traceback only when
-    SKILLCHECK_DEBUG=1."""
+    """The one place errors become an exit status: a SkillcheckError exits with its own code
+    (refused content: 1, one line naming the file; usage, configuration, I/O: 2); an
+    unexpected exception is an internal error (2). A traceback only when SKILLCHECK_DEBUG=1."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from skillcheck.config import ConfigError
-        from skillcheck.discover import PathError
-
+        debug = os.environ.get("SKILLCHECK_DEBUG") == "1"
         try:
             return func(*args, **kwargs)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except KeyboardInterrupt:
             click.echo("skillcheck: interrupted", err=True)
-            sys.exit(130)
-        except (ConfigError, PathError, UsageProblem) as exc:
-            if os.environ.get("SKILLCHECK_DEBUG") == "1":
+            sys.exit(EXIT_INTERRUPTED)
+        except SkillcheckError as exc:
+            if exc.exit_code == EXIT_FINDINGS:  # a verdict on the input, not a failure
+                from skillcheck.report import safe  # a file name may hold terminal escapes
+
+                click.echo(f"skillcheck: {safe(str(exc))}", err=True)
+                sys.exit(EXIT_FINDINGS)
+            if debug:
                 raise
-            _fail(str(exc))
+            # InternalError already names the rule and the exception
+            _fail(_internal(str(exc)) if isinstance(exc, InternalError) else str(exc))
         except BrokenPipeError:
             _quiet_stdout()
             sys.exit(EXIT_ERROR)
         except OSError as exc:  # a full disk, a read-only directory, a closed stdout ...
-            if os.environ.get("SKILLCHECK_DEBUG") == "1":
+            if debug:
                 raise
             _fail(os_message(exc))
         except Exception as exc:
-            if os.environ.get("SKILLCHECK_DEBUG") == "1":
+            if debug:
                 raise
-            from skillcheck.lint import InternalError
-
-            # InternalError already names the rule and the exception; others need their type
-            what = str(exc) if isinstance(exc, InternalError) else f"{type(exc).__name__}: {exc}"
-            _fail(
-                f"internal error: {what} (set SKILLCHECK_DEBUG=1 for the traceback, and please"
-                " report it)"
-            )
+            _fail(_internal(f"{type(exc).__name__}: {exc}"))
 
     return wrapper
+
+
+def _internal(what: str) -> str:
+    return (
+        f"internal error: {what} (set SKILLCHECK_DEBUG=1 for the traceback, and please report it)"
+    )
 
 
 def os_message(exc: OSError) -> str:
@@ -97,7 +104,7 @@ def _split(values: tuple[str, ...]) -> list[str] | None:
 def _emit(text: str, output: Path | None) -> None:
     if output is None:
         if sys.stdout is None:  # started with stdout closed
-            raise UsageProblem("<stdout>: cannot write: it is closed")
+            raise UsageError("<stdout>: cannot write: it is closed")
         try:
             sys.stdout.write(text)
             sys.stdout.flush()
@@ -105,14 +112,14 @@ def _emit(text: str, output: Path | None) -> None:
             raise
         except (OSError, ValueError) as exc:  # closed (ValueError) or failing stdout
             reason = exc.strerror if isinstance(exc, OSError) else "it is closed"
-            raise UsageProblem(f"<stdout>: cannot write: {reason or exc}") from None
+            raise UsageError(f"<stdout>: cannot write: {reason or exc}") from None
         return
     from skillcheck.atomic import write_atomic
 
     try:
         write_atomic(output, text.encode("utf-8"))
     except OSError as exc:
-        raise UsageProblem(f"{output}: cannot write: {exc.strerror or exc}") from None
+        raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
 
 
 def _use_color(no_color: bool, output: Path | None) -> bool:
@@ -385,7 +392,7 @@ def rule_command(code_or_slug: str) -> None:
 
     found = get_rule(code_or_slug)
     if found is None:
-        raise UsageProblem(f"no rule {code_or_slug!r} (see `skillcheck rules`)")
+        raise UsageError(f"no rule {code_or_slug!r} (see `skillcheck rules`)")
     _emit(found.docs_markdown(), None)
 
 
@@ -404,7 +411,7 @@ def init_command(directory: Path, force: bool) -> None:
     try:
         path, text = write_starter_config(directory, force)
     except OSError as exc:
-        raise UsageProblem(
+        raise UsageError(
             f"{directory}: cannot write skillcheck.toml: {exc.strerror or exc}"
         ) from None
     click.echo(text, nl=False)
@@ -441,81 +448,42 @@ def _run_options(settings, jobs: int, no_cache: bool, cache_dir: Path | None) ->
         settings.cache_dir = default_directory(settings.config_root or Path.cwd())
 
 
-def _lint_gate(paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict):
-    """Lint before catalog/pack: refuse (exit 1) with the diagnostics on stderr when a skill
-    has an error, or any finding under --strict."""
-    from skillcheck.cliextra import Progress
-    from skillcheck.lint import lint as run_lint
-    from skillcheck.report import ReportOptions, render
-
+def _shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict):
     chosen = click.get_current_context().meta.get("skillcheck.rules", {})
     settings = _settings(config_file, isolated, target, strict=strict, **chosen)
     _run_options(settings, jobs, no_cache, cache_dir)
-    settings.figures = True  # the manifest's token counts, as lint's budget rules count them
+    return settings
+
+
+@contextlib.contextmanager
+def _refusal_shown(quiet: bool) -> Iterator[Callable[[Path], None] | None]:
+    """Progress while catalog/pack lint, and the diagnostics on stderr when the library
+    refuses (``api.Refused``, exit 1 through ``handle_errors``)."""
+    from skillcheck.api import Refused
+    from skillcheck.cliextra import Progress
+
     # progress only when both streams are a terminal: a piped manifest is for a machine
     shown = Progress.wanted(quiet) and sys.stdout.isatty()
     progress = Progress("skillcheck: checking") if shown else None
     try:
-        result = run_lint(list(paths) or [Path(".")], settings, keep=True, progress=progress)
-    finally:
+        yield progress
+    except Refused as exc:
+        from skillcheck.report import ReportOptions, render
+
         if progress is not None:
             progress.done()
-    if result.failed(settings.strict):
+            progress = None
         options = ReportOptions(
             cwd=Path.cwd(),
             color=_use_color(False, None) and sys.stderr.isatty(),
             quiet=quiet,
             fix_hint=True,
         )
-        click.echo(render("text", result, options), err=True, nl=False)
-        click.echo("skillcheck: refusing: fix the findings above first", err=True)
-        sys.exit(EXIT_FINDINGS)
-    if not result.skills:
-        raise UsageProblem("no skills found (a skill is a directory with a SKILL.md)")
-    return result, settings
-
-
-def _catalog_root(paths: tuple[Path, ...]) -> Path:
-    """What each skill's ``path`` is relative to: a single directory PATH, else the current
-    directory, so the manifest does not depend on where the checkout lives."""
-    if len(paths) == 1 and paths[0].is_dir():
-        from skillcheck.discover import absolute
-
-        return absolute(paths[0])
-    return Path.cwd()
-
-
-def _manifest(result, settings, paths):
-    from skillcheck.catalog import build_manifest
-
-    return build_manifest(
-        result.loaded,
-        _catalog_root(paths),
-        tokenizer=settings.options.get("tokenizer", "estimate"),
-        generator=f"skillcheck {__version__}",
-        figures={skill.root: skill.figures for skill in result.skills},
-    )
-
-
-def _bundle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """A refused catalog, bundle or verification is a finding about the input: exit 1."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from skillcheck.bundle import BundleError, BundleIOError
-        from skillcheck.catalog import CatalogError
-
-        try:
-            return func(*args, **kwargs)
-        except BundleIOError as exc:  # the file system or the call, not the content: exit 2
-            _fail(str(exc))
-        except (BundleError, CatalogError) as exc:
-            from skillcheck.report import safe  # a file name may hold terminal escapes
-
-            click.echo(f"skillcheck: {safe(str(exc))}", err=True)
-            sys.exit(EXIT_FINDINGS)
-
-    return wrapper
+        click.echo(render("text", exc.result, options), err=True, nl=False)
+        raise
+    finally:
+        if progress is not None:
+            progress.done()
 
 
 @cli.command()
@@ -532,24 +500,24 @@ def _bundle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write to FILE.")
 @click.option("--strict", is_flag=True, default=None, help="Refuse on any finding.")
 @handle_errors
-@_bundle_errors
 def catalog(
     paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, fmt, output, strict
 ) -> None:
     """Write skillcheck's catalog manifest (not the discovery RFC's index: pack --well-known)."""
+    from skillcheck.api import check_for_shipping, manifest
     from skillcheck.catalog import dumps_manifest, render_markdown, render_xml
 
-    result, settings = _lint_gate(
-        paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict
-    )
+    settings = _shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict)
+    with _refusal_shown(quiet) as progress:
+        result = check_for_shipping(paths, settings, progress=progress)
     if fmt == "xml":
         _emit(render_xml(result.loaded) + "\n", output)
         return
-    manifest = _manifest(result, settings, paths)
+    data = manifest(result, settings, paths)
     if fmt == "markdown":
-        _emit(render_markdown(manifest), output)
+        _emit(render_markdown(data), output)
     else:
-        _emit(dumps_manifest(manifest).decode("utf-8"), output)
+        _emit(dumps_manifest(data).decode("utf-8"), output)
 
 
 @cli.command()
@@ -588,7 +556,6 @@ def catalog(
     help="Timestamp of every entry (default: SOURCE_DATE_EPOCH, else 1980-01-01).",
 )
 @handle_errors
-@_bundle_errors
 def pack(
     paths,
     config_file,
@@ -608,40 +575,32 @@ def pack(
 ) -> None:
     """Pack skills into a byte-reproducible bundle, a well-known directory (the Agent Skills
     Discovery RFC) or one upload zip per skill."""
-    from skillcheck.bundle import pack_bundle
-    from skillcheck.wellknown import base_url_problem, pack_uploads, publish
+    from skillcheck.api import check_destination
+    from skillcheck.api import pack as run_pack
+    from skillcheck.report import safe
 
-    if [output, well_known, uploads].count(None) != 2:
-        raise UsageProblem(
-            "pack needs exactly one of --output FILE, --well-known DIR or --uploads DIR"
+    check_destination(output, well_known, uploads, base_url)
+    settings = _shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict)
+    with _refusal_shown(quiet) as progress:
+        packed = run_pack(
+            paths,
+            settings,
+            output=output,
+            well_known=well_known,
+            uploads=uploads,
+            fmt=fmt,
+            base_url=base_url,
+            mtime=mtime,
+            progress=progress,
         )
-    if base_url and well_known is None:
-        raise UsageProblem("--base-url goes with --well-known")
-    if base_url_problem(base_url):
-        raise UsageProblem(base_url_problem(base_url))
-    result, settings = _lint_gate(
-        paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, strict
-    )
-    manifest = _manifest(result, settings, paths)
-    count = len(result.skills)
-    if well_known is not None:
-        publish(result.loaded, manifest, well_known, base_url, mtime, archive_format=fmt)
-        where = well_known
-        digest = ""
-    elif uploads is not None:
-        for name, digest in pack_uploads(result.loaded, manifest, uploads, mtime):
-            click.echo(f"{uploads / name} {digest}")
-        where = uploads
-        digest = ""
-    else:
-        digest = pack_bundle(result.loaded, manifest, output, fmt=fmt, mtime=mtime)
-        where = output
+    for name, digest in packed.uploads:
+        click.echo(f"{packed.where / name} {digest}")
     if not quiet:
-        tail = f" ({digest})" if digest else ""
-        from skillcheck.report import safe
-
-        plural = "s" * (count != 1)
-        click.echo(f"Packed {count} skill{plural} into {safe(str(where))}{tail}", err=True)
+        tail = f" ({packed.digest})" if packed.digest else ""
+        plural = "s" * (packed.count != 1)
+        click.echo(
+            f"Packed {packed.count} skill{plural} into {safe(str(packed.where))}{tail}", err=True
+        )
 
 
 @cli.command()
@@ -654,10 +613,9 @@ def pack(
 )
 @click.option("--base-url", metavar="URL", help="URL a well-known DIR is served at.")
 @handle_errors
-@_bundle_errors
 def verify(bundle, expect_digest, allow_unverified, base_url) -> None:
     """Verify a bundle, or a well-known directory (anyone's), without trusting it."""
-    from skillcheck.bundle import verify as run_verify
+    from skillcheck.loader import verify as run_verify
     from skillcheck.report import safe
 
     result = run_verify(bundle, expect_digest, allow_unverified=allow_unverified, base_url=base_url)
@@ -672,10 +630,9 @@ def verify(bundle, expect_digest, allow_unverified, base_url) -> None:
 @click.option("--expect-digest", metavar="sha256:HEX", help="Refuse unless the archive has it.")
 @click.option("--force", is_flag=True, help="Replace a non-empty DEST.")
 @handle_errors
-@_bundle_errors
 def unpack(bundle, dest, expect_digest, force) -> None:
     """Verify a bundle, then extract it into DEST atomically."""
-    from skillcheck.bundle import unpack as run_unpack
+    from skillcheck.loader import unpack as run_unpack
 
     run_unpack(bundle, dest, expect_digest=expect_digest, force=force)
     from skillcheck.report import safe
@@ -704,17 +661,16 @@ def unpack(bundle, dest, expect_digest, force) -> None:
     help="Largest download, and largest unpacked skill.",
 )
 @handle_errors
-@_bundle_errors
 def install(
     source, dest, skills, dry_run, force, allow_unverified, base_url, timeout, max_bytes
 ) -> None:
     """Install skills published by the Agent Skills Discovery RFC (an origin, an index URL
     or a directory) into DEST/<name>/, verified, atomically; then lint them."""
-    from skillcheck.bundle import Limits
-    from skillcheck.install import UsageError, open_source
+    from skillcheck.archive import Limits
     from skillcheck.install import install as run_install
+    from skillcheck.install import open_source
     from skillcheck.report import safe
-    from skillcheck.wellknown import FetchError, SelectionError
+    from skillcheck.wellknown import FetchError
 
     try:
         src = open_source(source, timeout, base_url)
@@ -727,8 +683,8 @@ def install(
             allow_unverified=allow_unverified,
             limits=Limits(max_total_bytes=max_bytes),
         )
-    except (UsageError, FetchError, SelectionError) as exc:
-        raise UsageProblem(str(exc)) from None
+    except FetchError as exc:  # a source that cannot be fetched is a usage problem (exit 2)
+        raise UsageError(str(exc)) from None
     for warning in report.warnings:
         click.echo(f"skillcheck: warning: {safe(warning)}", err=True)
     for name, reason, _ in report.failed:

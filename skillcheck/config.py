@@ -14,11 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillcheck.errors import ConfigError
+
 CONFIG_NAMES = ("skillcheck.toml", ".skillcheck.toml", "pyproject.toml")
-
-
-class ConfigError(Exception):
-    """A bad configuration file, key or value: exit 2 with file, key and reason."""
 
 
 @dataclass
@@ -189,7 +187,7 @@ def build_settings(
     tokenizer: str | None = None,
 ):
     """Merge the configuration and the command line (which wins) into lint Settings."""
-    from skillcheck.lint import Settings
+    from skillcheck.check import Settings
     from skillcheck.rules import all_rules
     from skillcheck.targets import DEFAULT_TARGETS, parse_targets
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillcheck.errors import UsageError
+
 SKIP_DIRS = frozenset(
     {
         ".git",
@@ -53,7 +55,7 @@ class Discovery:
     searched: int = 0  # directories looked at
 
 
-class PathError(Exception):
+class PathError(UsageError):
     """A PATH argument that does not exist: a usage error (exit 2)."""
 
 

@@ -117,7 +117,7 @@ class Checker:
 
     def check(self, skill: Skill) -> Done:
         """Run the rules on a loaded skill and summarise it (and cache the summary)."""
-        from skillcheck.lint import check_skill
+        from skillcheck.check import check_skill
         from skillcheck.summary import summarise
 
         root = skill.root
@@ -210,7 +210,7 @@ class CheckRun:
 
     def add(self, root: Path) -> None:
         """A skill found by discovery: taken from the cache, or queued to be checked."""
-        from skillcheck.report import display_path
+        from skillcheck.display import display_path
 
         display_root = display_path(root, self.cwd)
         listing = entry = None
@@ -261,7 +261,7 @@ class CheckRun:
         # imported here: a run that never starts workers never imports multiprocessing
         from concurrent.futures.process import BrokenProcessPool
 
-        from skillcheck.lint import InternalError
+        from skillcheck.errors import InternalError
 
         failures: list[tuple[int, Exception]] = []
         try:
@@ -349,7 +349,7 @@ def _unchanged(skill: Skill, inputs: dict[str, Any]) -> bool:
 def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) -> list[Any]:
     """The collection rules' diagnostics: computed, or taken from the cache when every
     skill's input is what it was when they were last computed."""
-    from skillcheck.lint import check_collection
+    from skillcheck.check import check_collection
 
     cache = checked.cache
     if cache is None or any(digest is None for digest in checked.inputs):

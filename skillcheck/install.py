@@ -28,16 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
+from skillcheck.archive import DEFAULT_LIMITS, INSTALLED_NAME, BundleError, Limits
 from skillcheck.atomic import make_temp_dir
-from skillcheck.bundle import (
-    DEFAULT_LIMITS,
-    INSTALLED_NAME,
-    BundleError,
-    Limits,
-    _swap_dir,
-    _write_new_file,
-    parse_manifest,
-)
+from skillcheck.bundle import _swap_dir, _write_new_file
+from skillcheck.bundlecheck import parse_manifest
 from skillcheck.catalog import (
     MANIFEST_SCHEMA,
     CatalogError,
@@ -47,6 +41,7 @@ from skillcheck.catalog import (
     show,
     skill_digest,
 )
+from skillcheck.errors import UsageError
 from skillcheck.wellknown import (
     INDEX_NAME,
     WELL_KNOWN,
@@ -61,10 +56,6 @@ from skillcheck.wellknown import (
 MAX_REDIRECTS = 5
 DEFAULT_TIMEOUT = 30.0  # seconds per socket operation; a download gets four times that
 _CHUNK = 1 << 16
-
-
-class UsageError(Exception):
-    """SOURCE cannot be used as given (exit 2)."""
 
 
 def _loopback(host: str | None) -> bool:
@@ -325,7 +316,7 @@ def _unchanged(dest: Path, record: dict[str, Any] | None, digest: str) -> bool:
 
 def _record(artifact: Artifact, index_url: str) -> dict[str, Any]:
     """Our manifest's entry for an installed skill, with where it came from."""
-    files = [
+    files: list[dict[str, Any]] = [
         {"path": p, "digest": file_digest(d), "size": len(d), "executable": x}
         for p, (d, x) in artifact.files.items()
     ]

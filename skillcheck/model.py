@@ -142,10 +142,6 @@ class Node:
     explicit_tag: str | None = None
     target: Node | None = None  # for aliases: the anchored node
 
-    @property
-    def is_scalar(self) -> bool:
-        return self.kind == "scalar"
-
     def resolved(self) -> Node:
         node = self
         while node.kind == "alias" and node.target is not None:

@@ -14,7 +14,7 @@ import codecs
 import dataclasses
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -281,10 +281,13 @@ class _Composer:
             elif kind_of_event in _IGNORED_EVENTS:
                 continue
             elif isinstance(event, yaml.AliasEvent):
-                target = self.anchors.get(event.anchor)
+                target = self.anchors.get(event.anchor) if event.anchor is not None else None
                 if target is None:
                     raise yaml.composer.ComposerError(
-                        None, None, f"found undefined alias {event.anchor!r}", event.start_mark
+                        None,
+                        None,
+                        f"found undefined alias {event.anchor!r}",
+                        event.start_mark,  # type: ignore[arg-type]  # the C loader's Mark
                     )
                 if any(target is open_node for open_node, _ in stack):
                     # the node would contain itself: every walk of the tree (expansion, rules)
@@ -296,7 +299,9 @@ class _Composer:
                 node = Node("alias", self.span(event), None, tag=target.tag, target=target)
                 self.issues.append(YamlIssue("alias", node.span, f"*{event.anchor}"))
             elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
-                kind = "sequence" if isinstance(event, yaml.SequenceStartEvent) else "mapping"
+                kind: Literal["sequence", "mapping"] = (
+                    "sequence" if isinstance(event, yaml.SequenceStartEvent) else "mapping"
+                )
                 node = Node(kind, self.span(event), [], tag="seq" if kind == "sequence" else "map")
                 node.flow = bool(event.flow_style)
                 if node.flow:

@@ -92,9 +92,9 @@ def _quoted_lines(skill: Skill, summary: SkillSummary) -> dict[Path, dict[int, s
         wanted.setdefault(path, set()).add(1)
     out: dict[Path, dict[int, str]] = {}
     for path, numbers in wanted.items():
-        lines = _file_lines(skill, path)
-        if lines:
-            out[path] = {n: lines[n - 1] for n in sorted(numbers) if 1 <= n <= len(lines)}
+        text = _file_lines(skill, path)
+        if text:
+            out[path] = {n: text[n - 1] for n in sorted(numbers) if 1 <= n <= len(text)}
     return out
 
 

@@ -204,8 +204,8 @@ def apply_suppressions(
         return diagnostics
     kept = []
     for diag in diagnostics:
-        found = by_file.get(diag.path)
-        hit = next((s for s in found if s.covers(diag)), None) if found else None
+        in_file = by_file.get(diag.path)
+        hit = next((s for s in in_file if s.covers(diag)), None) if in_file else None
         if hit is None:
             kept.append(diag)
         else:
@@ -213,7 +213,7 @@ def apply_suppressions(
     reporter = next((r for r in rules if r.scope == "suppression"), None)
     if reporter is None:
         return kept
-    from skillcheck.lint import guarded, make_diagnostic
+    from skillcheck.check import guarded, make_diagnostic
 
     enabled = {r.code for r in rules}
     for skill, found in found_for:
@@ -227,7 +227,7 @@ def apply_suppressions(
                         suppression.unused.append((word, where))
         with guarded(reporter, skill.display_root):
             for finding in reporter.check(skill, ctx, found):
-                diag = make_diagnostic(reporter, finding, skill, ctx.targets)
-                if diag is not None:
-                    kept.append(diag)
+                made = make_diagnostic(reporter, finding, skill, ctx.targets)
+                if made is not None:
+                    kept.append(made)
     return kept

@@ -9,7 +9,7 @@ belongs here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from skillcheck.model import Impact, Outcome, Severity
@@ -281,7 +281,7 @@ def impact(outcome: Outcome, severity: Severity | None = None) -> Impact:
 
 
 def impacts(
-    select: dict[str, Outcome | Impact | None],
+    select: Mapping[str, Outcome | Impact | None],
 ) -> dict[str, Impact]:
     """Build a finding's impact map, leaving out targets that are not affected (None)."""
     out: dict[str, Impact] = {}

@@ -33,31 +33,36 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from skillcheck.atomic import make_temp_dir
-from skillcheck.bundle import (
+from skillcheck.archive import (
     DEFAULT_LIMITS,
     INDEX_NAME,
     MANIFEST_NAME,
     BundleError,
     BundleIOError,
     Limits,
-    VerifyResult,
     _check_mtime,
-    _check_outside_skills,
     _check_zip_directory,
+    _TarReader,
+    _zip_kind,
+    default_mtime,
+)
+from skillcheck.atomic import make_temp_dir
+from skillcheck.bundle import (
+    _atomic_write,
+    _check_outside_skills,
     _content,
     _is_ours,
-    _no_duplicate_keys,
     _plan,
-    _reject_constant,
     _swap_dir,
-    _TarReader,
     _write_new_file,
     _write_tar_gz,
     _write_zip,
+)
+from skillcheck.bundlecheck import (
+    VerifyResult,
+    _no_duplicate_keys,
+    _reject_constant,
     _zip_chunks,
-    _zip_kind,
-    default_mtime,
     parse_manifest,
 )
 from skillcheck.catalog import (
@@ -73,6 +78,7 @@ from skillcheck.catalog import (
     show,
     skill_digest,
 )
+from skillcheck.errors import SkillcheckError, UsageError
 from skillcheck.model import Skill
 
 RFC_SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
@@ -97,11 +103,11 @@ class UnverifiableError(BundleError):
     """A v0.1.0 index (no ``$schema``): it carries no digests, so nothing can be verified."""
 
 
-class SelectionError(Exception):
+class SelectionError(UsageError):
     """A skill asked for by name is not in the index: a usage problem (exit 2)."""
 
 
-class FetchError(Exception):
+class FetchError(SkillcheckError):
     """An artifact or index could not be fetched (network, HTTP status, missing file): an
     I/O problem (exit 2), not a verdict on the content."""
 
@@ -216,7 +222,6 @@ def pack_uploads(
     top-level folder ``<name>/`` holding SKILL.md), reproducible, no manifest inside or in a
     comment. ``out_dir`` and its parents are created; existing zips of these names are
     replaced atomically. Returns ``(file name, digest)`` pairs."""
-    from skillcheck.bundle import _atomic_write
 
     mtime = default_mtime() if mtime is None else _check_mtime(mtime)
     out_dir = Path(out_dir)
@@ -480,7 +485,7 @@ class _Files:
         self.total = 0
 
     def add(
-        self, name: str, kind: str, size: int, executable: bool, read: Callable[[], Any]
+        self, name: str, kind: str, size: int, executable: bool, read: Callable[..., Any]
     ) -> None:
         while name.startswith("./"):  # `tar -C dir .` writes ./SKILL.md
             name = name[2:]
@@ -751,7 +756,7 @@ def as_manifest(pub: Publication) -> dict[str, Any]:
         return pub.manifest
     skills = []
     for a in pub.skills:
-        files = [
+        files: list[dict[str, Any]] = [
             {"path": p, "digest": file_digest(d), "size": len(d), "executable": x}
             for p, (d, x) in a.files.items()
         ]

@@ -22,15 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillcheck import bundle
-from skillcheck.bundle import (
-    DEFAULT_MTIME,
-    BundleError,
-    open_bundle,
-    pack_bundle,
-    unpack,
-    verify,
-)
+from skillcheck import archive, bundlecheck, loader
+from skillcheck.archive import DEFAULT_MTIME, BundleError
+from skillcheck.bundle import pack_bundle
 from skillcheck.catalog import (
     MANIFEST_SCHEMA,
     build_manifest,
@@ -42,6 +36,7 @@ from skillcheck.catalog import (
     skill_digest,
 )
 from skillcheck.load import load_skill
+from skillcheck.loader import open_bundle, unpack, verify
 from skillcheck.model import Skill
 from skillcheck.wellknown import publish
 
@@ -176,7 +171,8 @@ def test_round_trip_is_lossless(tree: list, fmt: str) -> None:
 
 
 def test_round_trip_then_lint_finds_the_same(tmp_path: Path) -> None:
-    from skillcheck.lint import Settings, lint
+    from skillcheck.check import Settings
+    from skillcheck.lint import lint
 
     src = tmp_path / "src" / "pdf-tools"
     write_tree(
@@ -619,7 +615,7 @@ def test_member_count_is_bounded(tmp_path: Path) -> None:
     (tmp_path / "six.tar.gz").write_bytes(_bundle(files=files))
     verify(tmp_path / "six.tar.gz")
     with pytest.raises(BundleError, match="more than 5 files"):
-        verify(tmp_path / "six.tar.gz", limits=bundle.Limits(max_members=5))
+        verify(tmp_path / "six.tar.gz", limits=archive.Limits(max_members=5))
 
 
 def test_verify_refuses_special_files_without_blocking(tmp_path: Path) -> None:
@@ -631,9 +627,9 @@ def test_verify_refuses_special_files_without_blocking(tmp_path: Path) -> None:
 def test_decompression_is_bounded(tmp_path: Path) -> None:
     """The backstop under every per-part bound: a decompressed stream never yields more
     than its limit, however large the bomb, and stops after about that much work."""
-    limits = bundle.Limits(max_total_bytes=1 << 20, max_manifest_bytes=1 << 16, max_members=4)
+    limits = archive.Limits(max_total_bytes=1 << 20, max_manifest_bytes=1 << 16, max_members=4)
     bomb = gzip.GzipFile(fileobj=io.BytesIO(_gzip_bomb(64)))
-    stream = bundle._Bounded(bomb, limits.max_stream_bytes)
+    stream = archive._Bounded(bomb, limits.max_stream_bytes)
     with pytest.raises(BundleError, match="decompresses to more than"):
         while stream.read(1 << 16):
             pass
@@ -710,7 +706,7 @@ def test_failed_or_interrupted_unpack_leaves_dest_as_it_was(
     with pytest.raises(BundleError):
         unpack(bad, dest, force=True)
     calls = []
-    real_open = bundle._Sink.open
+    real_open = bundlecheck._Sink.open
 
     def interrupt(self, name):
         calls.append(name)
@@ -718,7 +714,7 @@ def test_failed_or_interrupted_unpack_leaves_dest_as_it_was(
             raise KeyboardInterrupt
         return real_open(self, name)
 
-    monkeypatch.setattr(bundle._Sink, "open", interrupt)
+    monkeypatch.setattr(bundlecheck._Sink, "open", interrupt)
     with pytest.raises(KeyboardInterrupt):
         unpack(packed, dest, force=True)
     assert len(calls) == 2
@@ -757,7 +753,8 @@ def test_pack_ships_the_bytes_lint_checked(tmp_path: Path) -> None:
     """As `skillcheck pack` runs: lint reads every file, the manifest's read agrees with it,
     and pack takes the members from that one read: a file edited after the manifest was built
     does not change the bundle, which holds what was linted and what the manifest says."""
-    from skillcheck.lint import Settings, lint
+    from skillcheck.check import Settings
+    from skillcheck.lint import lint
 
     root = tmp_path / "skills" / "demo"
     write_tree(root, {"SKILL.md": (SKILL_MD, False), "notes.md": (b"v1", False)})
@@ -816,7 +813,7 @@ def test_docstring_loader_example_runs(tmp_path: Path, layout: str) -> None:
         path = tmp_path / "unpacked"
         unpack(tmp_path / "b.tar.gz", path)
     block = []
-    for line in bundle.__doc__.split("::\n\n", 1)[1].splitlines():
+    for line in loader.__doc__.split("::\n\n", 1)[1].splitlines():
         if line and not line.startswith("    "):
             break
         block.append(line[4:])

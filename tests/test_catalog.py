@@ -358,9 +358,11 @@ def test_a_file_vanishing_after_the_walk_is_left_out_of_the_catalog_and_pack_ref
     """An editor's temp file renamed away between the walk and the read: the catalog describes
     what exists; pack (which checks the files against the manifest) refuses instead of shipping
     a changed skill."""
-    from skillcheck.bundle import BundleError, pack_bundle
+    from skillcheck.archive import BundleError
+    from skillcheck.bundle import pack_bundle
     from skillcheck.catalog import build_manifest
-    from skillcheck.lint import Settings, lint
+    from skillcheck.check import Settings
+    from skillcheck.lint import lint
 
     root = tmp_path / "skills"
     skill_dir = root / "pdf-tools"

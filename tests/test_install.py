@@ -277,7 +277,8 @@ def test_bad_sources_are_usage_errors(tmp_path: Path, serve) -> None:
 
 
 def test_the_loader_opens_an_install_dest(tmp_path: Path, serve) -> None:
-    from skillcheck.bundle import BundleError, open_bundle
+    from skillcheck.archive import BundleError
+    from skillcheck.loader import open_bundle
 
     root, skills = site(tmp_path)
     dest = tmp_path / "dest"
@@ -305,7 +306,7 @@ def test_slow_servers_time_out(tmp_path: Path, serve) -> None:
 
 
 def test_a_remote_publication_cannot_send_us_to_loopback() -> None:
-    from skillcheck.bundle import BundleError
+    from skillcheck.archive import BundleError
     from skillcheck.install import HttpSource
 
     remote = HttpSource("https://skills.example.com/.well-known/agent-skills/index.json")

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from skillgen import generate
 
 from skillcheck import markdown
-from skillcheck.rules import references
+from skillcheck.analysis import links
 
 INLINE = [
     # links and images, plain and not
@@ -256,7 +256,7 @@ def test_catalog_references_are_the_same_with_and_without_the_scan(
         return json.loads(out.read_text(encoding="utf-8"))["skills"][0]["references"]
 
     fast = catalog("fast.json")
-    monkeypatch.setattr(references, "FAST_PATHS", False)
+    monkeypatch.setattr(links, "FAST_PATHS", False)
     assert catalog("slow.json") == fast
     expected = ["assets/logo.png", "references/api.md", "references/spec.md"]
     assert fast == sorted([*expected, "references/html.md"] if html else expected)

@@ -26,7 +26,9 @@ from hypothesis import strategies as st
 from skillgen import generate
 
 from skillcheck import catalog
-from skillcheck.bundle import BundleError, pack_bundle, parse_manifest, verify
+from skillcheck.archive import BundleError
+from skillcheck.bundle import pack_bundle
+from skillcheck.bundlecheck import parse_manifest
 from skillcheck.catalog import (
     DEFAULT_EXCLUDES,
     CatalogError,
@@ -35,6 +37,7 @@ from skillcheck.catalog import (
     shipped_files,
 )
 from skillcheck.load import OPAQUE_DIRS, load_skill
+from skillcheck.loader import verify
 from skillcheck.rules.budgets import skill_figures
 from skillcheck.tokens import estimate_tokens
 

@@ -19,7 +19,8 @@ import pytest
 from conftest import run_skillcheck, write_skill
 
 from skillcheck import load
-from skillcheck.lint import Settings, lint
+from skillcheck.check import Settings
+from skillcheck.lint import lint
 
 FM = "name: {name}\ndescription: Extracts text from PDF files. Use when the user asks about PDFs.\n"
 

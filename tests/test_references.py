@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillcheck import markdown
-from skillcheck.lint import Settings, lint
-from skillcheck.rules import references
+from skillcheck.analysis import links
+from skillcheck.check import Settings
+from skillcheck.lint import lint
 
 GOOD_FM = (
     "name: {name}\ndescription: Extracts text from PDF files. Use when the user asks about PDFs.\n"
@@ -424,7 +425,7 @@ def test_shortcuts_never_hide_a_finding(tmp_path_factory, monkeypatch, body, ref
     )
     fast = diagnostics(path, "ALL")
     with monkeypatch.context() as patch:
-        patch.setattr(references, "FAST_PATHS", False)
+        patch.setattr(links, "FAST_PATHS", False)
         slow = diagnostics(path, "ALL")
     assert fast == slow
 

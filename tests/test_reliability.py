@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, invoke, run_skillcheck, skillcheck_command, write_skill
 
-from skillcheck.bundle import BundleError, open_bundle
+from skillcheck.archive import BundleError
 from skillcheck.catalog import dumps_manifest, file_digest, skill_digest
+from skillcheck.loader import open_bundle
 
 DESCRIPTION = "Extracts text from PDF files. Use when the user asks about PDFs."
 
@@ -265,7 +266,7 @@ LONG_LINES = {"mention-line", "reference-mentions"}
 
 
 def _check_time(tmp_path: Path, rel: str, text: str) -> float:
-    from skillcheck.lint import check_skill
+    from skillcheck.check import check_skill
     from skillcheck.load import load_skill
     from skillcheck.rules import Context, all_rules
     from skillcheck.targets import TARGETS

@@ -4,68 +4,15 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillcheck.lazy import LazyPattern
+from skillcheck.display import display as display
+from skillcheck.display import display_path as display_path
+from skillcheck.display import inert_lines as inert_lines
+from skillcheck.display import safe as safe
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
-
-# C0/C1 controls (but tab), DEL, bidi/zero-width marks that reorder or hide text, and lone
-# surrogates (undecodable file-name bytes), which no UTF-8 output can encode; compiled on
-# first use, as its wide classes cost milliseconds at every start-up
-_UNSAFE = LazyPattern(
-    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff"
-    "\ud800-\udfff\U000e0000-\U000e007f]"  # and Unicode tag characters (hidden ASCII)
-)
-
-
-def safe(text: str) -> str:
-    """Make skill-controlled text inert on a terminal: escapes become visible ``\\x1b``,
-    undecodable file-name bytes ``\\xNN``."""
-    if text.isascii() and text.isprintable():
-        return text  # printable ASCII: nothing to escape (a tab takes the path below, kept)
-    return _UNSAFE.sub(
-        lambda m: (
-            f"\\u{ord(m.group()):04x}" if ord(m.group()) > 0xFF else f"\\x{ord(m.group()):02x}"
-        ),
-        display(text),
-    )
-
-
-def inert_lines(text: str) -> str:
-    """Lines of human output that no CI log can take for a command.
-
-    GitHub Actions runs any log line that starts with ``::`` (after blanks) as a workflow
-    command; a skill directory named ``::error …`` must not be able to print one.
-    """
-    out = []
-    for line in text.split("\n"):
-        stripped = line.lstrip()
-        if stripped.startswith("::"):
-            indent = len(line) - len(stripped)
-            line = line[:indent] + "\\x3a" + stripped[1:]
-        out.append(line)
-    return "\n".join(out)
-
-
-def display(text: str) -> str:
-    """Text that any UTF-8 writer can encode: undecodable file-name bytes (lone surrogates
-    from os.fsdecode) become ``\\xNN``."""
-    if text.isascii():
-        return text
-    return _SURROGATE.sub(_show_surrogate, text)
-
-
-_SURROGATE = LazyPattern("[\ud800-\udfff]")
-
-
-def _show_surrogate(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's escape of one undecodable byte
-        return f"\\x{code - 0xDC00:02x}"
-    return f"\\u{code:04x}"
 
 
 @dataclass
@@ -86,15 +33,6 @@ def render(fmt: str, result, options: ReportOptions) -> str:
         raise ValueError(f"unknown format {fmt!r}")
     module = importlib.import_module(f"skillcheck.report.{fmt}")
     return module.render(result, options)
-
-
-def display_path(path: Path, cwd: Path | None = None) -> str:
-    """A path relative to the current directory when it lies below it, else absolute."""
-    base = cwd or Path.cwd()
-    try:
-        return path.relative_to(base).as_posix() or "."
-    except ValueError:
-        return path.as_posix()
 
 
 def rel(path: Path, cwd: Path) -> str:

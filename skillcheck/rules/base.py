@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skillcheck.model import Frontmatter, Node, Pos, Severity, Skill, Span
-from skillcheck.targets import TARGETS, Target
 
 
 @dataclass
@@ -26,9 +25,6 @@ class Context:
 
     targets: tuple[str, ...] = ("agentskills",)
     options: dict[str, Any] = field(default_factory=dict)
-
-    def profiles(self) -> list[Target]:
-        return [TARGETS[name] for name in self.targets]
 
     def option(self, key: str, default: Any = None) -> Any:
         return self.options.get(key, default)
@@ -154,11 +150,11 @@ def registry() -> dict[str, Rule]:
 
 
 def fixes() -> Any:
-    """The ``skillcheck.fix`` module, imported when a rule first plans an edit: a run over
-    clean skills never needs it (nor the json and difflib it imports)."""
-    from skillcheck import fix
+    """The fix builders (``skillcheck.edits``), imported when a rule first plans an edit: a
+    run over cached skills never needs them (nor the YAML parser they re-parse with)."""
+    from skillcheck import edits
 
-    return fix
+    return edits
 
 
 def usable_frontmatter(skill: Skill) -> Frontmatter | None:

@@ -619,7 +619,7 @@ def collection_catalog_tokens(
 
 def statistics_table(skills: list[SkillSummary], spec: str = DEFAULT_TOKENIZER) -> list[str]:
     """``--statistics``: tokens per tier and body lines of each skill, and the catalog total."""
-    from skillcheck.report import safe
+    from skillcheck.display import safe
 
     header = ("skill", "catalog", "body", "references", "body lines")
     rows: list[tuple[str, ...]] = []

@@ -105,7 +105,7 @@ def description_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
 def description_empty(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = usable_frontmatter(skill)
     node = fm.node("description") if fm else None
-    if node is None:
+    if fm is None or node is None:
         return
     node = node.resolved()
     if node.kind == "scalar" and (node.tag == "null" or not node.value.strip()):

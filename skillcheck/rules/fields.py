@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from skillcheck.analysis.tools import split_tools
 from skillcheck.model import (
     Finding,
     Frontmatter,
@@ -52,7 +53,7 @@ from skillcheck.targets import TARGETS, impact, impacts
 def compatibility_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = usable_frontmatter(skill)
     node = fm.node("compatibility") if fm else None
-    if node is None:
+    if fm is None or node is None:
         return
     node = node.resolved()
     if node.kind != "scalar":
@@ -270,25 +271,6 @@ def _has_separator_comma(value: str) -> bool:
     return _separator_comma(value) >= 0
 
 
-def split_tools(value: str) -> list[str]:
-    """Tools from a comma- or space-separated string, keeping parenthesised arguments whole."""
-    tools, current, depth = [], [], 0
-    for char in value:
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(0, depth - 1)
-        if depth == 0 and (char == "," or char.isspace()):
-            if current:
-                tools.append("".join(current))
-                current = []
-            continue
-        current.append(char)
-    if current:
-        tools.append("".join(current))
-    return tools
-
-
 @rule(
     "SK404",
     "license-invalid",
@@ -314,7 +296,7 @@ def split_tools(value: str) -> list[str]:
 def license_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = usable_frontmatter(skill)
     node = fm.node("license") if fm else None
-    if node is None:
+    if fm is None or node is None:
         return
     node = node.resolved()
     if node.kind != "scalar":
@@ -410,7 +392,7 @@ def load_frontmatter_schema(path: str, where: str = "configuration") -> Any:
     import json
     import os
 
-    from skillcheck.config import ConfigError
+    from skillcheck.errors import ConfigError
 
     def fail(reason: str) -> ConfigError:
         return ConfigError(f"{where}: frontmatter-schema {path}: {reason}")

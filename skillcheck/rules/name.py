@@ -78,8 +78,8 @@ def name_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if node is None:
         yield Finding(
             f"the frontmatter has no 'name'; {hint}",
-            span=Span(fm.key("description").span.start, fm.key("description").span.end)
-            if fm.key("description")
+            span=Span(described.span.start, described.span.end)
+            if (described := fm.key("description"))
             else key_span(fm, "name"),
             impact=impacts(select),
         )
@@ -153,7 +153,7 @@ def name_too_long(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if found is None:
         return
     _fm, node, value = found
-    select = {}
+    select: dict[str, Outcome | Impact] = {}
     for t in TARGETS.values():
         if t.name_max is None or not _reads_as_text(node, t):
             continue

@@ -447,8 +447,7 @@ def _check_install(label: str, value: _Val) -> Iterator[Finding]:
             continue
         needed = _INSTALL_FIELDS[kind]
         if kind == "brew":
-            present = [entry.get(n) for n in needed]
-            present = [p for p in present if p is not None]
+            present = [p for p in (entry.get(n) for n in needed) if p is not None]
         else:
             present = [p for p in (entry.get(needed[0]),) if p is not None]
         if not present:

@@ -930,7 +930,11 @@ def _runs_directly(text: str, rel: str) -> bool:
                 prefix = _DIR_PREFIX.search(before)
                 head = before[: prefix.start()] if prefix else before
                 attached = prefix is not None and bool(prefix.group())
-                explicit = attached and prefix.group().lstrip("\"'").startswith(("./", "$", "{"))
+                explicit = (
+                    prefix is not None
+                    and attached
+                    and prefix.group().lstrip("\"'").startswith(("./", "$", "{"))
+                )
                 if (
                     (name == rel or attached)
                     and _command_position(head)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from skillcheck.model import (
     Finding,
@@ -212,7 +212,7 @@ def frontmatter_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if doc is None or doc.frontmatter is not None:
         return
     first = doc.lines[0] if doc.lines else ""
-    select = dict(_NO_FRONTMATTER_IMPACT)
+    select: dict[str, Outcome | None] = dict(_NO_FRONTMATTER_IMPACT)
     if doc.text.startswith("---"):
         select["skills-ref"] = None  # it splits on the raw substring and may still parse
     span = first_line_span(skill)  # the `---` that is there, or should be
@@ -232,7 +232,7 @@ def frontmatter_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     yield Finding(message, span=span, impact=impacts_of(select))
 
 
-def impacts_of(select: dict[str, Outcome | None]) -> dict[str, Impact]:
+def impacts_of(select: Mapping[str, Outcome | None]) -> dict[str, Impact]:
     return {k: impact(v) for k, v in select.items() if v is not None}
 
 
@@ -425,7 +425,7 @@ def duplicate_key(skill: Skill, ctx: Context) -> Iterator[Finding]:
     while stack:
         node = stack.pop()
         if node.kind == "mapping":
-            seen = {}
+            seen: dict[str, Node] = {}
             for key, value in node.value:
                 text = key.text()
                 if text is not None and key.kind == "scalar":
@@ -688,7 +688,7 @@ def _strictyaml_only(fm: Frontmatter) -> Iterator[Finding]:
                 span=value.span,
                 impact=strict,
             )
-    stack = [fm.root]
+    stack: list[Node] = [fm.root] if fm.root is not None else []
     while stack:
         node = stack.pop()
         if node.kind == "sequence":
@@ -799,7 +799,7 @@ def delimiter_in_value(skill: Skill, ctx: Context) -> Iterator[Finding]:
 def description_not_plain(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = usable_frontmatter(skill)
     node = fm.node("description") if fm else None
-    if node is None or node.kind != "scalar":
+    if fm is None or node is None or node.kind != "scalar" or skill.doc is None:
         return
     if node.style is None and node.span.start.line == node.span.end.line:
         return  # one plain line: the regex reads it as YAML does
@@ -861,7 +861,7 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if fm is None:
         return
     booleans = set().union(*(t.boolean_fields for t in TARGETS.values()))
-    candidates = []
+    candidates: list[tuple[str, Node]] = []
     for name, (_key, value) in fm.fields.items():
         if name == "metadata":
             candidates.extend((f"metadata.{k.text()}", v) for k, v in value.items())
@@ -962,12 +962,13 @@ def empty_body(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fixable=True,
 )
 def delimiter_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    fm = skill.doc.frontmatter if skill.doc else None
-    if fm is None:
+    doc = skill.doc
+    fm = doc.frontmatter if doc else None
+    if doc is None or fm is None:
         return
     for flag, line in ((fm.open_trailing_ws, fm.open_line), (fm.close_trailing_ws, fm.close_line)):
         if flag and line is not None:
-            text = skill.doc.lines[line - 1]
+            text = doc.lines[line - 1]
             yield Finding(
                 "trailing whitespace after '---'; claude.ai does not see the frontmatter,"
                 " remove it",

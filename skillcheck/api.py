@@ -1,0 +1,116 @@
+"""The library calls behind ``catalog`` and ``pack``, with the gate a Python caller gets too:
+nothing is catalogued or packed while a skill has an error (or any finding, when strict)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillcheck import __version__
+from skillcheck.check import Settings
+from skillcheck.discover import absolute
+from skillcheck.errors import RefusedContent, UsageError
+from skillcheck.lint import LintResult, lint
+
+
+class Refused(RefusedContent):
+    """Lint found errors (or, strict, any finding): ``result`` holds them (exit 1)."""
+
+    def __init__(self, result: LintResult) -> None:
+        super().__init__("refusing: fix the findings above first")
+        self.result = result
+
+
+def check_for_shipping(
+    paths: Sequence[Path], settings: Settings, *, progress: Callable[[Path], None] | None = None
+) -> LintResult:
+    """Lint ``paths`` (default: the current directory), keeping the loaded skills; raise
+    Refused when the result fails, UsageError when there is no skill."""
+    settings.figures = True  # the manifest's token counts, as lint's budget rules count them
+    result = lint(list(paths) or [Path(".")], settings, keep=True, progress=progress)
+    if result.failed(settings.strict):
+        raise Refused(result)
+    if not result.skills:
+        raise UsageError("no skills found (a skill is a directory with a SKILL.md)")
+    return result
+
+
+def catalog_root(paths: Sequence[Path]) -> Path:
+    """What each skill's ``path`` is relative to: a single directory PATH, else the current
+    directory, so the manifest does not depend on where the checkout lives."""
+    if len(paths) == 1 and paths[0].is_dir():
+        return absolute(paths[0])
+    return Path.cwd()
+
+
+def manifest(result: LintResult, settings: Settings, paths: Sequence[Path]) -> dict[str, Any]:
+    """The catalog manifest of a checked result."""
+    from skillcheck.catalog import build_manifest
+
+    return build_manifest(
+        result.loaded,
+        catalog_root(paths),
+        tokenizer=settings.options.get("tokenizer", "estimate"),
+        generator=f"skillcheck {__version__}",
+        figures={skill.root: skill.figures for skill in result.skills},
+    )
+
+
+@dataclass
+class Packed:
+    count: int  # skills packed
+    where: Path  # the archive, the well-known directory or the uploads directory
+    digest: str = ""  # the archive's, for --output
+    uploads: list[tuple[str, str]] = field(default_factory=list)  # (zip name, digest)
+
+
+def check_destination(
+    output: Path | None, well_known: Path | None, uploads: Path | None, base_url: str | None
+) -> None:
+    """Raise UsageError unless exactly one destination is given (and a base URL only for a
+    well-known directory): checked before anything is read."""
+    from skillcheck.wellknown import base_url_problem
+
+    if [output, well_known, uploads].count(None) != 2:
+        raise UsageError(
+            "pack needs exactly one of --output FILE, --well-known DIR or --uploads DIR"
+        )
+    if base_url and well_known is None:
+        raise UsageError("--base-url goes with --well-known")
+    problem = base_url_problem(base_url)
+    if problem:
+        raise UsageError(problem)
+
+
+def pack(
+    paths: Sequence[Path],
+    settings: Settings,
+    *,
+    output: Path | None = None,
+    well_known: Path | None = None,
+    uploads: Path | None = None,
+    fmt: str = "tar.gz",
+    base_url: str | None = None,
+    mtime: int | None = None,
+    progress: Callable[[Path], None] | None = None,
+) -> Packed:
+    """Check, then write exactly one of: a bundle archive (``output``), a well-known
+    directory or one upload zip per skill. Raises Refused when the check fails."""
+    from skillcheck.bundle import pack_bundle
+    from skillcheck.wellknown import pack_uploads, publish
+
+    check_destination(output, well_known, uploads, base_url)
+    result = check_for_shipping(paths, settings, progress=progress)
+    data = manifest(result, settings, paths)
+    count = len(result.skills)
+    if well_known is not None:
+        publish(result.loaded, data, well_known, base_url, mtime, archive_format=fmt)
+        return Packed(count, well_known)
+    if uploads is not None:
+        return Packed(
+            count, uploads, uploads=list(pack_uploads(result.loaded, data, uploads, mtime))
+        )
+    assert output is not None
+    return Packed(count, output, pack_bundle(result.loaded, data, output, fmt=fmt, mtime=mtime))

@@ -1,0 +1,177 @@
+"""The package's import graph is layered and acyclic, counting imports inside functions.
+
+Each module belongs to one layer; a module imports only from its own layer or the layers
+below it, and no set of modules imports each other in a circle (an import written inside a
+function still runs, so it counts). The order follows the shape of the code: commands, the
+Language Server, the library calls, reporters and packaging, the engine, the rules, what the
+rules share, the source model, errors. A new module must be given a layer here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "skillcheck"
+
+# top to bottom; a module's layer is the one naming it or its package (longest prefix wins)
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("cli", ("skillcheck.__main__", "skillcheck._entry", "skillcheck.cli", "skillcheck.cliextra")),
+    ("lsp", ("skillcheck.lsp",)),
+    ("api", ("skillcheck.api", "skillcheck.lint", "skillcheck.fix")),
+    (
+        "report/package",
+        (
+            "skillcheck.report",
+            "skillcheck.docs",
+            "skillcheck.install",
+            "skillcheck.loader",
+            "skillcheck.wellknown",
+            "skillcheck.bundle",
+            "skillcheck.bundlecheck",
+            "skillcheck.archive",
+            "skillcheck.catalog",
+        ),
+    ),
+    (
+        "engine",
+        (
+            "skillcheck.engine",
+            "skillcheck.config",
+            "skillcheck.cache",
+            "skillcheck.summary",
+            "skillcheck.suppress",
+            "skillcheck.check",
+        ),
+    ),
+    ("rules", ("skillcheck.rules",)),
+    ("analysis", ("skillcheck.analysis", "skillcheck.edits", "skillcheck.paths")),
+    (
+        "source",
+        (
+            "skillcheck.markdown",
+            "skillcheck.load",
+            "skillcheck.discover",
+            "skillcheck.parse",
+            "skillcheck.targets",
+            "skillcheck.tokens",
+            "skillcheck.model",
+            "skillcheck.atomic",
+            "skillcheck.display",
+            "skillcheck.jsontext",
+            "skillcheck.lazy",
+        ),
+    ),
+    ("errors", ("skillcheck.errors", "skillcheck.schemas", "skillcheck")),
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _layer(module: str) -> int:
+    best: tuple[int, int] | None = None  # (prefix length, layer index)
+    for index, (_name, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            # the package itself (its __init__) names no submodule
+            named = module == prefix or (prefix != "skillcheck" and module.startswith(prefix + "."))
+            if named and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), index)
+    if best is None:
+        raise AssertionError(f"{module} has no layer in tests/test_layers.py")
+    return best[1]
+
+
+def _imports(module: str) -> set[str]:
+    """The package's modules that ``module`` imports, anywhere in its body."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            # `from skillcheck import fix` imports the module skillcheck.fix
+            names = [f"{source}.{a.name}" for a in node.names if f"{source}.{a.name}" in MODULES]
+            names.append(source)
+        else:
+            continue
+        found.update(name for name in names if name in MODULES and name != module)
+    return found
+
+
+GRAPH = {module: _imports(module) for module in MODULES}
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in MODULES:
+        _layer(module)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down(module: str) -> None:
+    upward = sorted(t for t in GRAPH[module] if _layer(t) < _layer(module))
+    names = [f"{t} ({LAYERS[_layer(t)][0]})" for t in upward]
+    assert not upward, f"{module} ({LAYERS[_layer(module)][0]}) imports upward: {names}"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle() -> None:
+    assert _cycles(GRAPH) == []
+
+
+def test_the_checks_catch_a_cycle_and_an_upward_import() -> None:
+    # the detectors themselves: a two-module circle is found, and rules -> engine is upward
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+    assert _layer("skillcheck.engine") < _layer("skillcheck.rules.base")
+    assert "skillcheck.rules.base" in GRAPH["skillcheck.rules.fields"]
+    with pytest.raises(AssertionError, match="has no layer"):
+        _layer("skillcheck.newmodule")
