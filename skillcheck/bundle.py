@@ -26,6 +26,7 @@ parsing and verification in ``skillcheck.bundlecheck``; unpacking and the loader
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -395,6 +396,21 @@ def _swap_dir(tmp: Path, dest: Path) -> None:
         old.rmdir()
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def building_dir(dest: Path, suffix: str = ".tmp") -> Iterator[Path]:
+    """A private directory beside ``dest`` to fill; when the block ends normally it replaces
+    ``dest`` whole (mode 0755), on any failure it is removed and ``dest`` stays as it was.
+    Every writer of a directory (unpack, well-known publishing, install) goes through it."""
+    tmp = make_temp_dir(dest, suffix)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
+        _swap_dir(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _write_new_file(root: Path, rel: str, data: bytes, executable: bool) -> None:

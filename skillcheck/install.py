@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import shutil
 import time
 import urllib.error
 import urllib.parse
@@ -29,8 +28,7 @@ from typing import Any
 
 from skillcheck import __version__
 from skillcheck.archive import DEFAULT_LIMITS, INSTALLED_NAME, BundleError, Limits
-from skillcheck.atomic import make_temp_dir
-from skillcheck.bundle import _swap_dir, _write_new_file
+from skillcheck.bundle import _write_new_file, building_dir
 from skillcheck.bundlecheck import parse_manifest
 from skillcheck.catalog import (
     MANIFEST_SCHEMA,
@@ -205,15 +203,9 @@ class InstallReport:
 
 def _write_skill(artifact: Artifact, target: Path) -> None:
     """``target`` gets the artifact's files, all at once or not at all."""
-    tmp = make_temp_dir(target, ".install")
-    try:
+    with building_dir(target, ".install") as tmp:
         for path, (data, executable) in artifact.files.items():
             _write_new_file(tmp, path, data, executable)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
-        _swap_dir(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def install(

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import shutil
 import stat
 import struct
 import zipfile
@@ -43,8 +42,7 @@ from skillcheck.archive import (
     _check_zip_directory,
     _parse_expect,
 )
-from skillcheck.atomic import make_temp_dir
-from skillcheck.bundle import _swap_dir, _write_new_file
+from skillcheck.bundle import _write_new_file, building_dir
 from skillcheck.bundlecheck import (
     VerifyResult,
     _Checker,
@@ -216,16 +214,10 @@ def unpack(
     parent = Path(os.path.abspath(dest)).parent
     if not parent.is_dir():
         raise BundleIOError(f"{parent}: directory does not exist")
-    tmp = make_temp_dir(Path(os.path.abspath(dest)), ".unpack")
-    try:
+    with building_dir(Path(os.path.abspath(dest)), ".unpack") as tmp:
         # the second pass pins the digest the first one saw: a bundle swapped in between fails
         _verify_file(path, limits, result.digest, _Sink(tmp))
         _write_new_file(tmp, MANIFEST_NAME, result.manifest_bytes, False)
-        os.chmod(tmp, 0o755)
-        _swap_dir(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return result
 
 

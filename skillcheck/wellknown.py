@@ -24,7 +24,6 @@ import io
 import json
 import os
 import re
-import shutil
 import sys
 import urllib.parse
 import zipfile
@@ -46,17 +45,16 @@ from skillcheck.archive import (
     _zip_kind,
     default_mtime,
 )
-from skillcheck.atomic import make_temp_dir
 from skillcheck.bundle import (
     _atomic_write,
     _check_outside_skills,
     _content,
     _is_ours,
     _plan,
-    _swap_dir,
     _write_new_file,
     _write_tar_gz,
     _write_zip,
+    building_dir,
 )
 from skillcheck.bundlecheck import (
     VerifyResult,
@@ -172,8 +170,7 @@ def publish(
         )
     manifest_bytes = dumps_manifest(manifest)
     parse_manifest(manifest_bytes, rfc_paths=True)  # never publish what verify would refuse
-    tmp = make_temp_dir(out_dir.absolute())
-    try:
+    with building_dir(out_dir.absolute()) as tmp:
         entries = []
         for packed in plan:
             name = packed.entry["name"]
@@ -207,11 +204,6 @@ def publish(
         index = {"$schema": RFC_SCHEMA, "skills": entries}
         _write_new_file(tmp, INDEX_NAME, dumps_manifest(index), False)
         _write_new_file(tmp, MANIFEST_NAME, manifest_bytes, False)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
-        _swap_dir(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return index
 
 

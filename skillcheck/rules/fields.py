@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from skillcheck.analysis.tools import split_tools
+from skillcheck.analysis.tools import comma_items, first_comma, split_tools
 from skillcheck.model import (
     Finding,
     Frontmatter,
@@ -207,10 +207,10 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
             impact={"agentskills": impact(Outcome.REJECTED)},
         )
     elif node.tag != "null" and _has_separator_comma(node.value):
-        index = _separator_comma(node.value)
+        index = first_comma(node.value)
         # between commas a space may also separate two tools ("Read, Grep Glob"): only a
         # space inside parentheses or in an MCP tool path is surely part of one tool
-        spaced = _spaced([t for t in _comma_items(node.value) if "(" in t or "/" in t or "__" in t])
+        spaced = _spaced([t for t in comma_items(node.value) if "(" in t or "/" in t or "__" in t])
         if spaced is not None:
             yield _keep_form("comma-separated", spaced, value_span(node, index, 1))
             return
@@ -229,21 +229,6 @@ def _spaced(tools: list[str]) -> str | None:
     return next((t for t in tools if any(c.isspace() for c in t.strip())), None)
 
 
-def _comma_items(value: str) -> list[str]:
-    """The items between commas outside parentheses, stripped."""
-    items, depth, start = [], 0, 0
-    for index, char in enumerate(value):
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(0, depth - 1)
-        elif char == "," and depth == 0:
-            items.append(value[start:index].strip())
-            start = index + 1
-    items.append(value[start:].strip())
-    return items
-
-
 def _keep_form(form: str, tool: str, span: Span) -> Finding:
     return Finding(
         f"'allowed-tools' is {form}, not the specification's space-separated string, but"
@@ -254,21 +239,8 @@ def _keep_form(form: str, tool: str, span: Span) -> Finding:
     )
 
 
-def _separator_comma(value: str) -> int:
-    """Index of the first comma outside parentheses (``Bash(git add, commit)`` is one tool)."""
-    depth = 0
-    for index, char in enumerate(value):
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(0, depth - 1)
-        elif char == "," and depth == 0:
-            return index
-    return -1
-
-
 def _has_separator_comma(value: str) -> bool:
-    return _separator_comma(value) >= 0
+    return first_comma(value) >= 0
 
 
 @rule(
