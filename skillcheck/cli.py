@@ -667,11 +667,14 @@ def install(
     """Install skills published by the Agent Skills Discovery RFC (an origin, an index URL
     or a directory) into DEST/<name>/, verified, atomically; then lint them."""
     from skillcheck.archive import Limits
+    from skillcheck.cliextra import Progress
     from skillcheck.install import install as run_install
     from skillcheck.install import open_source
     from skillcheck.report import safe
     from skillcheck.wellknown import FetchError
 
+    # on a terminal only, as for lint: never in a pipe or a CI log
+    fetching = Progress("skillcheck: installing") if Progress.wanted(False) else None
     try:
         src = open_source(source, timeout, base_url)
         report = run_install(
@@ -682,9 +685,13 @@ def install(
             force=force,
             allow_unverified=allow_unverified,
             limits=Limits(max_total_bytes=max_bytes),
+            progress=fetching,
         )
     except FetchError as exc:  # a source that cannot be fetched is a usage problem (exit 2)
         raise UsageError(str(exc)) from None
+    finally:
+        if fetching is not None:
+            fetching.done()
     for warning in report.warnings:
         click.echo(f"skillcheck: warning: {safe(warning)}", err=True)
     for name, reason, _ in report.failed:
@@ -707,7 +714,12 @@ def install(
 
         settings = _settings(None, False, None)
         _run_options(settings, 1, True, None)
-        result = run_lint([item.path for item in report.installed], settings)
+        checking = Progress("skillcheck: checking") if Progress.wanted(False) else None
+        try:
+            result = run_lint([item.path for item in report.installed], settings, progress=checking)
+        finally:
+            if checking is not None:
+                checking.done()
         options = ReportOptions(cwd=Path.cwd(), color=False, quiet=True, fix_hint=False)
         text = render("text", result, options)
         if text.strip():

@@ -22,6 +22,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -217,8 +218,10 @@ def install(
     force: bool = False,
     allow_unverified: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    progress: Callable[[str], None] | None = None,
 ) -> InstallReport:
-    """Install the publication's (selected) skills into ``dest/<name>/``.
+    """Install the publication's (selected) skills into ``dest/<name>/``; ``progress`` is
+    called with each skill's name once its artifact is fetched and checked.
 
     The index problems (unknown ``$schema``, v0.1.0 without ``allow_unverified``, malformed
     JSON) raise ``BundleError``; a skill that fails (digest, archive, download, existing
@@ -246,6 +249,8 @@ def install(
             report.failed.append((entry.name, f"{target}: exists (use --force to replace it)", 1))
     for entry, artifact in iter_skills(source, pub, wanted, limits):
         name = entry.name
+        if progress is not None:
+            progress(name)
         if isinstance(artifact, Exception):
             code = 2 if isinstance(artifact, FetchError) else 1
             report.failed.append((name, str(artifact), code))

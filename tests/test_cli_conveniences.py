@@ -304,3 +304,23 @@ def test_progress_on_a_terminal_only_and_never_with_a_machine_format(tmp_path: P
         timeout=120,
     )
     assert piped.returncode == 0 and b"checking" not in piped.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_install_shows_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    for index in range(2):
+        write_skill(tmp_path / "skills", f"skill-{index}", body="# Steps\n\nDo the work.\n")
+    published = invoke("pack", "--isolated", "skills", "--well-known", "site", cwd=tmp_path)
+    assert published.exit_code == 0, published.stderr
+    code, out, err = _run_with_tty_stderr(["install", "site", "dest"], tmp_path)
+    assert code == 0, err
+    assert b"skillcheck: installing: 1 skill" in err
+    assert b"Installed skill-0" in out and b"installing" not in out
+    piped = subprocess.run(
+        [sys.executable, "-c", _WITH_NO_DELAY, "install", "site", "dest2"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert b"installing" not in piped.stderr and b"checking" not in piped.stderr
