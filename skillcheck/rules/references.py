@@ -1661,12 +1661,6 @@ def _drive_user(path: str) -> str | None:
     return None
 
 
-# a line that shows what not to do or what might be: its paths are not the skill's files
-_NOT_AN_INSTRUCTION = re.compile(
-    r"❌|✗|✘|🚫|⛔|\b(?:don'?t|do not|never|avoid|bad|wrong|incorrect|instead of|"
-    r"hard-?cod\w*|would be|could be|hypothetical(?:ly)?)\b",
-    re.IGNORECASE,
-)
 # words that, before a path on its line, make it an example ("Examples: references/x.md")
 _EXAMPLE = re.compile(
     r"\bexamples?\b|\be\.g\.|\b(?:such as|for instance|imagine|suppose)\b", re.IGNORECASE
@@ -1737,7 +1731,10 @@ def _shown_only(
     facts = memo.lines.get(key)
     if facts is None:
         found = _EXAMPLE.search(line)
-        facts = (bool(_NOT_AN_INSTRUCTION.search(line)), None if found is None else found.start())
+        facts = (
+            bool(markdown.NOT_AN_INSTRUCTION.search(line)),
+            None if found is None else found.start(),
+        )
         memo.lines[key] = facts
     not_an_instruction, first_example = facts
     if not_an_instruction:
@@ -1844,7 +1841,7 @@ def _machine_lines(text: str) -> Iterator[tuple[int, str, Hit, str]]:
     for index, line in enumerate(text.split("\n")):
         if not any(marker in line for marker in _MACHINE_MARKERS):
             continue
-        if _NOT_AN_INSTRUCTION.search(line) or _EXAMPLE.search(line):
+        if markdown.NOT_AN_INSTRUCTION.search(line) or _EXAMPLE.search(line):
             continue
         for hit in find_local_paths(line):
             path = _local_path(hit, code=True) if hit.kind in _MACHINE_KINDS else None
