@@ -482,7 +482,10 @@ def _what(link: Link | None) -> str:
         missing targets are warnings: the links show what a filled-in skill would link.
         A missing target in a file the agent never reaches (no link or mention leads to it
         from SKILL.md, directly or through the files SKILL.md leads to: a CHANGELOG, a
-        README, a page kept for humans) is a warning as well.
+        README, a page kept for humans) is a warning as well. Files in a folder of sample
+        outputs (`expected_outputs/`, `sample-output/`, `example_outputs/`) show what the
+        skill writes, and their links point to the other pages of that output
+        (`./pages/01-home.md`): their missing targets are not reported.
     """,
     why="""
         The specification has the agent read referenced files on demand ("progressive
@@ -531,6 +534,8 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 " links with the file",
             )
         elif res.status == "missing":
+            if _SAMPLE_OUTPUT.search(use.doc.rel):
+                continue  # the sample's own pages (`./pages/01-home.md`), not the skill's files
             if use.doc.rel in from_site and "." not in use.path.rpartition("/")[2]:
                 yield Finding(
                     f"{what} target {show(use.path)} is not in the skill; this file holds"
@@ -576,6 +581,8 @@ _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".b
 
 
 _TEMPLATE_WORD = re.compile(r"(?:^|[-_.])(?:skill[-_])?templates?(?:$|[-_.])")
+# a folder of sample outputs: documents showing what the skill writes, linking as they would
+_SAMPLE_OUTPUT = re.compile(r"(?:^|/)(?:expected|sample|example)[-_]?outputs?/", re.IGNORECASE)
 
 
 def _produced_folder(skill: Skill, path: str) -> str | None:
@@ -628,15 +635,6 @@ def _minor_target(skill: Skill, use: LinkUse) -> str | None:
     image = (use.link is not None and use.link.kind == "image") or last.endswith(_IMAGE_SUFFIXES)
     if image and not use.doc.is_skill_md:
         return "an image of a page in another file than SKILL.md: the agent reads text"
-    return None
-    last = use.path.rpartition("/")[2].casefold()
-    if use.link.kind == "image" or last.endswith(_IMAGE_SUFFIXES):
-        return "an image of a page in another file than SKILL.md: the agent reads text"
-    if "." not in last:
-        return (
-            "no extension: likely a page of the web site this text was copied from;"
-            " if it is a file of the skill, add it"
-        )
     return None
 
 
