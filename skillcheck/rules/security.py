@@ -731,14 +731,16 @@ _ATTACK = re.compile(
 )
 
 
-def _counter_example(line: str, command: str) -> bool:
-    """An elided command (`curl ... | sh`: a pattern, not something to run) or one on a line
-    that names an attack or says not to do it (`never`, `❌`, `// DANGEROUS`)."""
+def _counter_example(line: str, at: int, command: str) -> bool:
+    """An elided command (`curl ... | sh`: a pattern, not something to run), one on a line
+    that names an attack (`// DANGEROUS`, `attacker.com`), or one after words that say not
+    to do it (`Never run`, `❌`); a negation after the command is about something else
+    ("install it with `curl … | sh`. Do NOT fall back to …")."""
     return (
         "..." in command
         or "…" in command
-        or markdown.NOT_AN_INSTRUCTION.search(line) is not None
         or _ATTACK.search(line) is not None
+        or markdown.NOT_AN_INSTRUCTION.search(line, 0, at) is not None
     )
 
 
@@ -772,9 +774,10 @@ def _exec_findings(item: _Text) -> Iterator[Finding]:
             continue  # one finding per line
         last_line = span.start.line
         command = " ".join(text[start:end].split())
+        line_start = text.rfind("\n", 0, start) + 1
         line_end = text.find("\n", end)
-        line = text[text.rfind("\n", 0, start) + 1 : line_end if line_end >= 0 else len(text)]
-        if _counter_example(line, command):
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        if _counter_example(line, start - line_start, command):
             continue
         shown = command if len(command) <= 60 else command[:59] + "…"
         yield Finding(
@@ -797,7 +800,7 @@ def _exec_findings(item: _Text) -> Iterator[Finding]:
         an elided command (`curl ... | sh`, a pattern in a table rather than a command), and a
         line that shows an attack or a counter-example rather than a step: it names an
         attacker, a payload, something malicious or dangerous, an exploit or a threat, or says
-        not to do it (`never`, `don't`, `avoid`, `❌`, `instead of`).
+        before the command not to run it (`never`, `don't`, `avoid`, `❌`, `instead of`).
     """,
     why="""
         An agent follows a skill's instructions with the user's permissions. Code fetched at
