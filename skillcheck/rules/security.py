@@ -938,7 +938,7 @@ _LINE_LEAD = re.compile(r"^\s*(?:(?:[-*+>]|\d+[.)]|\$|#|%)\s+)*$")
 # a directory the runtime or the script substitutes: `./`, `${CLAUDE_SKILL_DIR}/`, `$DIR/`,
 # `{baseDir}/`, `"$(dirname "$0")"/`; what stays before the path is the command position
 _DIR_PREFIX = re.compile(
-    r"(?:[\"']?(?:\./|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/|\{[A-Za-z_]+\}/|\"?\$\([^)]*\)\"?/"
+    r"(?:[\"']?(?:\./|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/|\{[A-Za-z_]+\}/|\"?\$\((?:[^)$]|\$(?!\())*\)\"?/"
     r"|[\w.~/-]*/))?$"
 )
 
@@ -1009,9 +1009,11 @@ def _command_position(head: str) -> bool:
     while words and words[-1].startswith("-"):  # `python3 -u scripts/x.py`
         words.pop()
     while words and "=" in words[-1] and not words[-1].startswith("-"):  # `KEY=1 ./x.sh`
+        if "$(" in words[-1] or "`" in words[-1]:
+            break  # `OUT=$(python3 scripts/x.py)`: the substitution's command comes next
         words.pop()
         head = head[: head.rstrip().rfind(" ") + 1] if " " in head.rstrip() else ""
-    if words and words[-1].lower().strip("`(") in _INTERPRETERS:
+    if words and words[-1].rpartition("$(")[2].lower().strip("`(\"'") in _INTERPRETERS:
         return False
     return bool(_LINE_LEAD.match(head) or _COMMAND_START.search(head))
 
