@@ -30,6 +30,13 @@ from skillcheck.model import Pos, Skill, SkillFile, Span
 # parsing is linear but not cheap; a Markdown file larger than this is checked up to here
 MAX_PARSE_CHARS = 512_000
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd")
+# a line of prose that shows what not to do or what might be (a counter-example): the paths
+# and commands on it are not instructions to follow (SK501/SK508 paths, SK704 commands)
+NOT_AN_INSTRUCTION = re.compile(
+    r"❌|✗|✘|🚫|⛔|\b(?:don'?t|do not|never|avoid|bad|wrong|incorrect|instead of|"
+    r"hard-?cod\w*|would be|could be|hypothetical(?:ly)?)\b",
+    re.IGNORECASE,
+)
 
 LinkKind = Literal["link", "image", "definition", "reference", "autolink", "html"]
 

@@ -126,7 +126,10 @@ def _what(link: Link | None) -> str:
         missing targets are warnings: the links show what a filled-in skill would link.
         A missing target in a file the agent never reaches (no link or mention leads to it
         from SKILL.md, directly or through the files SKILL.md leads to: a CHANGELOG, a
-        README, a page kept for humans) is a warning as well.
+        README, a page kept for humans) is a warning as well. Files in a folder of sample
+        outputs (`expected_outputs/`, `sample-output/`, `example_outputs/`) show what the
+        skill writes, and their links point to the other pages of that output
+        (`./pages/01-home.md`): their missing targets are not reported.
     """,
     why="""
         The specification has the agent read referenced files on demand ("progressive
@@ -175,6 +178,8 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 " links with the file",
             )
         elif res.status == "missing":
+            if _SAMPLE_OUTPUT.search(use.doc.rel):
+                continue  # the sample's own pages (`./pages/01-home.md`), not the skill's files
             if use.doc.rel in from_site and "." not in use.path.rpartition("/")[2]:
                 yield Finding(
                     f"{what} target {show(use.path)} is not in the skill; this file holds"
@@ -220,6 +225,8 @@ _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".b
 
 
 _TEMPLATE_WORD = re.compile(r"(?:^|[-_.])(?:skill[-_])?templates?(?:$|[-_.])")
+# a folder of sample outputs: documents showing what the skill writes, linking as they would
+_SAMPLE_OUTPUT = re.compile(r"(?:^|/)(?:expected|sample|example)[-_]?outputs?/", re.IGNORECASE)
 
 
 def _produced_folder(skill: Skill, path: str) -> str | None:
@@ -272,15 +279,6 @@ def _minor_target(skill: Skill, use: LinkUse) -> str | None:
     image = (use.link is not None and use.link.kind == "image") or last.endswith(_IMAGE_SUFFIXES)
     if image and not use.doc.is_skill_md:
         return "an image of a page in another file than SKILL.md: the agent reads text"
-    return None
-    last = use.path.rpartition("/")[2].casefold()
-    if use.link.kind == "image" or last.endswith(_IMAGE_SUFFIXES):
-        return "an image of a page in another file than SKILL.md: the agent reads text"
-    if "." not in last:
-        return (
-            "no extension: likely a page of the web site this text was copied from;"
-            " if it is a file of the skill, add it"
-        )
     return None
 
 
@@ -1280,12 +1278,6 @@ def _drive_user(path: str) -> str | None:
     return None
 
 
-# a line that shows what not to do or what might be: its paths are not the skill's files
-_NOT_AN_INSTRUCTION = re.compile(
-    r"❌|✗|✘|🚫|⛔|\b(?:don'?t|do not|never|avoid|bad|wrong|incorrect|instead of|"
-    r"hard-?cod\w*|would be|could be|hypothetical(?:ly)?)\b",
-    re.IGNORECASE,
-)
 # words that, before a path on its line, make it an example ("Examples: references/x.md")
 _EXAMPLE = re.compile(
     r"\bexamples?\b|\be\.g\.|\b(?:such as|for instance|imagine|suppose)\b", re.IGNORECASE
@@ -1356,7 +1348,10 @@ def _shown_only(
     facts = memo.lines.get(key)
     if facts is None:
         found = _EXAMPLE.search(line)
-        facts = (bool(_NOT_AN_INSTRUCTION.search(line)), None if found is None else found.start())
+        facts = (
+            bool(markdown.NOT_AN_INSTRUCTION.search(line)),
+            None if found is None else found.start(),
+        )
         memo.lines[key] = facts
     not_an_instruction, first_example = facts
     if not_an_instruction:
@@ -1463,7 +1458,7 @@ def _machine_lines(text: str) -> Iterator[tuple[int, str, Hit, str]]:
     for index, line in enumerate(text.split("\n")):
         if not any(marker in line for marker in _MACHINE_MARKERS):
             continue
-        if _NOT_AN_INSTRUCTION.search(line) or _EXAMPLE.search(line):
+        if markdown.NOT_AN_INSTRUCTION.search(line) or _EXAMPLE.search(line):
             continue
         for hit in find_local_paths(line):
             path = _local_path(hit, code=True) if hit.kind in _MACHINE_KINDS else None

@@ -155,6 +155,21 @@ def _other_message(chars: str) -> str:
     return f"{subject} {effect}; delete {'them' if many else 'it'}"
 
 
+# a line that names the zero-width character it holds is showing it (a write-up of the trick,
+# "ig<U+200B>nore" with a zero-width space): deleting it would break the example
+_NAMES_ZERO_WIDTH = re.compile(
+    r"zero[- ]?width|\bZW(?:SP|NJ|J|NBSP)\b|\bU\+(?:200[BCD]|2060|FEFF)\b"
+    r"|\\u(?:200[bcd]|2060|feff)\b|&#x?(?:200[bcd]|8203|8204|8205|2060|8288|feff|65279);"
+    r"|\bword joiner\b|\binvisible (?:char|space)",
+    re.IGNORECASE,
+)
+
+
+def _line_of(text: str, offset: int) -> str:
+    end = text.find("\n", offset)
+    return text[text.rfind("\n", 0, offset) + 1 : end if end >= 0 else len(text)]
+
+
 def _hidden_findings(item: _Text) -> Iterator[Finding]:
     """One finding per run of tag characters, and one per line for the other characters."""
     text = item.text
@@ -163,8 +178,10 @@ def _hidden_findings(item: _Text) -> Iterator[Finding]:
 
     def flush() -> Iterator[Finding]:
         if pending is not None:
-            span, _end, chars = pending
+            span, end, chars = pending
             joined = "".join(chars)
+            if not _has_bidi(joined) and _NAMES_ZERO_WIDTH.search(_line_of(text, end - 1)):
+                return  # the line is about the character it shows
             # only bidi controls reorder what review sees (Trojan Source); a zero-width
             # character alone is usually an escape (a fence inside a fence) or a paste artefact
             severity = None if _has_bidi(joined) else Severity.WARNING
@@ -225,7 +242,11 @@ def _hidden_findings(item: _Text) -> Iterator[Finding]:
         Severity: bidirectional controls and tag characters are errors (they change or hide
         what a reviewer reads). A line whose only hidden characters are zero-width ones is a
         warning: authors put a zero-width space between backticks to show a code fence inside
-        a code block, or paste one in by accident, and it hides nothing by itself.
+        a code block, or paste one in by accident, and it hides nothing by itself. A line
+        whose only hidden characters are zero-width ones and that names them ("zero-width
+        space", `U+200B`, `ZWSP`, `\u200b`) is showing the character as the subject of an
+        example (`"ig<U+200B>nore"`) and is not reported; bidi controls and tag characters
+        are reported on any line.
     """,
     why="""
         Bidi controls reorder what a reviewer sees ("Trojan Source"); zero-width characters
@@ -718,6 +739,25 @@ def _exec_sources(skill: Skill) -> Iterator[_Text]:
 
 
 EXEC_WINDOW = 2000  # characters searched after a hint: bounds the work on minified lines
+# a line that shows an attack rather than a step to follow (security references, threat models)
+_ATTACK = re.compile(
+    r"\b(?:attack(?:er|ers|s)?|payloads?|malicious|malware|dangerous|exploits?|exfiltrat\w*"
+    r"|threats?|red flags?)\b",
+    re.IGNORECASE,
+)
+
+
+def _counter_example(line: str, at: int, command: str) -> bool:
+    """An elided command (`curl ... | sh`: a pattern, not something to run), one on a line
+    that names an attack (`// DANGEROUS`, `attacker.com`), or one after words that say not
+    to do it (`Never run`, `❌`); a negation after the command is about something else
+    ("install it with `curl … | sh`. Do NOT fall back to …")."""
+    return (
+        "..." in command
+        or "…" in command
+        or _ATTACK.search(line) is not None
+        or markdown.NOT_AN_INSTRUCTION.search(line, 0, at) is not None
+    )
 
 
 def _exec_findings(item: _Text) -> Iterator[Finding]:
@@ -752,6 +792,11 @@ def _exec_findings(item: _Text) -> Iterator[Finding]:
             continue  # one finding per line
         last_line = span.start.line
         command = " ".join(text[start:end].split())
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", end)
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        if _counter_example(line, start - line_start, command):
+            continue
         shown = command if len(command) <= 60 else command[:59] + "…"
         yield Finding(
             f"{shown!r} runs code downloaded at run time, unseen by review and different on"
@@ -769,7 +814,11 @@ def _exec_findings(item: _Text) -> Iterator[Finding]:
     what="""
         Reports commands in the SKILL.md body, in other Markdown files and in scripts that run
         what they download: `curl … | sh`, `wget -O- … | bash`, `sh <(curl …)`,
-        `sh -c "$(curl …)"`, and PowerShell's `iwr … | iex` / `iex (irm …)`.
+        `sh -c "$(curl …)"`, and PowerShell's `iwr … | iex` / `iex (irm …)`. Not reported:
+        an elided command (`curl ... | sh`, a pattern in a table rather than a command), and a
+        line that shows an attack or a counter-example rather than a step: it names an
+        attacker, a payload, something malicious or dangerous, an exploit or a threat, or says
+        before the command not to run it (`never`, `don't`, `avoid`, `❌`, `instead of`).
     """,
     why="""
         An agent follows a skill's instructions with the user's permissions. Code fetched at
@@ -907,7 +956,7 @@ _LINE_LEAD = re.compile(r"^\s*(?:(?:[-*+>]|\d+[.)]|\$|#|%)\s+)*$")
 # a directory the runtime or the script substitutes: `./`, `${CLAUDE_SKILL_DIR}/`, `$DIR/`,
 # `{baseDir}/`, `"$(dirname "$0")"/`; what stays before the path is the command position
 _DIR_PREFIX = re.compile(
-    r"(?:[\"']?(?:\./|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/|\{[A-Za-z_]+\}/|\"?\$\([^)]*\)\"?/"
+    r"(?:[\"']?(?:\./|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/|\{[A-Za-z_]+\}/|\"?\$\((?:[^)$]|\$(?!\())*\)\"?/"
     r"|[\w.~/-]*/))?$"
 )
 
@@ -939,10 +988,28 @@ def _runs_directly(text: str, rel: str) -> bool:
                     (name == rel or attached)
                     and _command_position(head)
                     and (explicit or _has_arguments(text, end, head))
+                    and not _mention_only(text, end, head, prefix.group() if prefix else "")
                 ):
                     return True
             start = text.find(name, end)
     return False
+
+
+def _mention_only(text: str, end: int, head: str, prefix: str) -> bool:
+    """A path alone in a table cell (`| scripts/x.sh | what it does |`: a table of the
+    skill's files, where `|` separates cells rather than piping), or alone in a code span
+    behind a directory variable (`` `{baseDir}/tools/x.py` ``, `` `$DIR/x.sh` ``): a
+    mention, not a command."""
+    if head.lstrip().startswith("|") and head.rstrip(" `").endswith("|"):
+        line_end = text.find("\n", end)
+        after = text[end : line_end if line_end >= 0 else len(text)]
+        if after.lstrip(" `").startswith("|"):
+            return True
+    return (
+        head.endswith("`")
+        and text[end : end + 1] == "`"
+        and prefix.lstrip("\"'").startswith(("$", "{"))
+    )
 
 
 def _has_arguments(text: str, end: int, head: str) -> bool:
@@ -964,9 +1031,11 @@ def _command_position(head: str) -> bool:
     while words and words[-1].startswith("-"):  # `python3 -u scripts/x.py`
         words.pop()
     while words and "=" in words[-1] and not words[-1].startswith("-"):  # `KEY=1 ./x.sh`
+        if "$(" in words[-1] or "`" in words[-1]:
+            break  # `OUT=$(python3 scripts/x.py)`: the substitution's command comes next
         words.pop()
         head = head[: head.rstrip().rfind(" ") + 1] if " " in head.rstrip() else ""
-    if words and words[-1].lower().strip("`(") in _INTERPRETERS:
+    if words and words[-1].rpartition("$(")[2].lower().strip("`(\"'") in _INTERPRETERS:
         return False
     return bool(_LINE_LEAD.match(head) or _COMMAND_START.search(head))
 
@@ -988,8 +1057,10 @@ def _run_sources(skill: Skill) -> Iterator[str]:
         another Markdown file or a script, as `./scripts/x.sh`, `${CLAUDE_SKILL_DIR}/x.sh`,
         `"$DIR/x.sh"`, or `scripts/x.sh` where a command starts (a line, a code span, after
         `&&`, `|`, `;`). A script run through its interpreter (`python scripts/x.py`,
-        `bash scripts/x.sh`) or only linked or mentioned needs no executable bit and is not
-        reported.
+        `bash scripts/x.sh`, a PEP 723 script with `uv run scripts/x.py`) or only linked or
+        mentioned needs no executable bit and is not reported; a path alone in a table cell
+        (`| scripts/x.sh | what it does |`) or alone in a code span behind a directory
+        variable (`` `{baseDir}/scripts/x.py` ``) is a mention, not a run.
     """,
     why="""
         A shebang says the file is meant to be run as `./scripts/tool.sh`; without the
