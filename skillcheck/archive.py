@@ -324,6 +324,24 @@ class _TarReader:
                 )
 
 
+def open_zip(f: IO[bytes], limits: Limits) -> zipfile.ZipFile:
+    """An untrusted zip, opened only once every byte of it is accounted for
+    (``_check_zip_directory``); a file zipfile cannot read is a ``BundleError``."""
+    _check_zip_directory(f, limits)
+    try:
+        return zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise BundleError(f"not a valid zip archive: {exc}") from None
+
+
+def check_zip_member(info: zipfile.ZipInfo) -> None:
+    """Refuse a member the readers cannot decode: encrypted, or another compression."""
+    if info.flag_bits & 0x1:
+        raise BundleError(f"member {show(info.filename)} is encrypted")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise BundleError(f"member {show(info.filename)} uses an unsupported compression method")
+
+
 def _check_zip_directory(f: IO[bytes], limits: Limits) -> None:
     """Count the central directory's entries before zipfile parses (and allocates) them.
 

@@ -26,10 +26,11 @@ from skillcheck.archive import (
     BundleError,
     BundleIOError,
     Limits,
-    _check_zip_directory,
     _Member,
     _TarReader,
     _zip_kind,
+    check_zip_member,
+    open_zip,
 )
 from skillcheck.catalog import (
     collision_key,
@@ -483,12 +484,7 @@ def _check_archive(
         for m in members:
             checker.member(m, lambda m=m: reader.chunks(m))
     else:
-        _check_zip_directory(f, limits)
-        try:
-            zf = zipfile.ZipFile(f)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-            raise BundleError(f"not a valid zip archive: {exc}") from None
-        with zf:
+        with open_zip(f, limits) as zf:
             infos = zf.infolist()
             if expected is None:
                 if infos and infos[0].filename == MANIFEST_NAME:
@@ -508,12 +504,7 @@ def _check_archive(
                 expected = _expectations(manifest)
             checker = _Checker(expected, limits, sink=sink)
             for info in infos:
-                if info.flag_bits & 0x1:
-                    raise BundleError(f"member {show(info.filename)} is encrypted")
-                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                    raise BundleError(
-                        f"member {show(info.filename)} uses an unsupported compression method"
-                    )
+                check_zip_member(info)
                 m = _Member(
                     info.filename,
                     _zip_kind(info),

@@ -26,7 +26,6 @@ import os
 import re
 import sys
 import urllib.parse
-import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,10 +39,11 @@ from skillcheck.archive import (
     BundleIOError,
     Limits,
     _check_mtime,
-    _check_zip_directory,
     _TarReader,
     _zip_kind,
+    check_zip_member,
     default_mtime,
+    open_zip,
 )
 from skillcheck.bundle import (
     _atomic_write,
@@ -547,20 +547,9 @@ def unpack_archive(
                     m.name, m.kind, m.size, bool(m.mode & 0o111), lambda m=m: reader.chunks(m)
                 )
         else:
-            f = io.BytesIO(data)
-            _check_zip_directory(f, limits)
-            try:
-                zf = zipfile.ZipFile(f)
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-                raise BundleError(f"not a valid zip archive: {exc}") from None
-            with zf:
+            with open_zip(io.BytesIO(data), limits) as zf:
                 for info in zf.infolist():
-                    if info.flag_bits & 0x1:
-                        raise BundleError(f"member {show(info.filename)} is encrypted")
-                    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                        raise BundleError(
-                            f"member {show(info.filename)} uses an unsupported compression method"
-                        )
+                    check_zip_member(info)
                     mode = info.external_attr >> 16 if info.create_system == 3 else 0
                     files.add(
                         info.filename,
