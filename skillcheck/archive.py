@@ -28,7 +28,10 @@ MANIFEST_NAME = "manifest.json"  # in a bundle and an unpacked bundle
 INDEX_NAME = "index.json"  # in a well-known directory
 INSTALLED_NAME = ".skillcheck-installed.json"  # our manifest of what `install` put in DEST
 FORMATS = ("tar.gz", "zip")
-GZIP_LEVEL = 9
+# gzip and `git archive`'s default. Measured on 1,000 generated skills (2026-11-24): a warm
+# pack in 1.57 s instead of 1.95 s at level 9, for 4 % more bytes. Bytes are reproducible for
+# a given zlib, not across levels: this release changes every bundle anyway (the manifest).
+GZIP_LEVEL = 6
 
 _BLOCK = 512
 _RECORD = 20 * _BLOCK  # tar pads the archive to whole records, as tar(1) does

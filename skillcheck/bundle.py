@@ -14,7 +14,7 @@ Layouts:
 - **unpacked bundle**: what ``loader.unpack`` writes: ``manifest.json`` and ``<name>/<path>``.
 
 Archives are reproducible: regular-file members only, sorted, mode 0644 or 0755, uid/gid 0,
-empty owner names, one mtime (``SOURCE_DATE_EPOCH``, else ``DEFAULT_MTIME``), gzip level 9
+empty owner names, one mtime (``SOURCE_DATE_EPOCH``, else ``DEFAULT_MTIME``), gzip level 6
 with no file name and a zero time in its header, PAX ``path`` records for names that ustar
 cannot hold. The tar reader is our own: it accepts only what such archives contain and
 bounds every size before reading it.

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from skillgen import generate
 
 from skillcheck import catalog
-from skillcheck.archive import BundleError
+from skillcheck.archive import GZIP_LEVEL, BundleError
 from skillcheck.bundle import pack_bundle
 from skillcheck.bundlecheck import parse_manifest
 from skillcheck.catalog import (
@@ -65,9 +65,11 @@ def _manifest(root: Path) -> tuple[list, dict]:
 
 def _regzip(archive: bytes) -> bytes:
     """The archive's tar stream compressed again by the standard library, as documented:
-    level 9, no file name, a zero time."""
+    our level (GZIP_LEVEL), no file name, a zero time."""
     out = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=out, mtime=0) as gz:
+    with gzip.GzipFile(
+        filename="", mode="wb", compresslevel=GZIP_LEVEL, fileobj=out, mtime=0
+    ) as gz:
         gz.write(gzip.decompress(archive))
     return out.getvalue()
 
