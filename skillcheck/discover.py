@@ -52,7 +52,6 @@ class Problem:
 class Discovery:
     skills: list[Path] = field(default_factory=list)  # absolute, links not resolved
     problems: list[Problem] = field(default_factory=list)
-    searched: int = 0  # directories looked at
 
 
 class PathError(UsageError):
@@ -239,7 +238,6 @@ def _search(
     top_text = stack[0][0]
     while stack:
         directory, depth = stack.pop()
-        result.searched += 1
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
