@@ -199,19 +199,25 @@ def _cap_for_parity(diagnostics: list[Diagnostic], targets: tuple[str, ...]) -> 
     return diagnostics
 
 
-def check_collection(
-    skills: list[SkillSummary], rules: Iterable[Rule], ctx: Context
-) -> list[Diagnostic]:
+def check_scope(scope: str, subject: Any, rules: Iterable[Rule], ctx: Context) -> list[Diagnostic]:
+    """Run the rules of one non-skill ``scope`` over ``subject`` (the summaries for
+    "collection", the discovery result for "discovery"), each guarded."""
     out: list[Diagnostic] = []
     for rule in rules:
-        if rule.scope != "collection":
+        if rule.scope != scope:
             continue
         with guarded(rule):
-            for skill, finding in rule.check(skills, ctx):
+            for skill, finding in rule.check(subject, ctx):
                 diag = make_diagnostic(rule, finding, skill, ctx.targets)
                 if diag is not None:
                     out.append(diag)
-    return _cap_for_parity(out, ctx.targets)
+    return out
+
+
+def check_collection(
+    skills: list[SkillSummary], rules: Iterable[Rule], ctx: Context
+) -> list[Diagnostic]:
+    return _cap_for_parity(check_scope("collection", skills, rules, ctx), ctx.targets)
 
 
 def per_path_filter(settings: Settings) -> Any:

@@ -23,8 +23,7 @@ from pathlib import Path
 
 from skillcheck.check import (
     Settings,
-    guarded,
-    make_diagnostic,
+    check_scope,
     per_path_filter,
 )
 from skillcheck.discover import Discovery, Problem, discover
@@ -35,7 +34,7 @@ from skillcheck.model import (
     Skill,
     SkillSummary,
 )
-from skillcheck.rules import Context, Rule
+from skillcheck.rules import Context
 
 
 @dataclass
@@ -111,7 +110,7 @@ def lint(
     diagnostics = [diag for skill in skills for diag in skill.diagnostics]
     diagnostics.extend(collection_diagnostics(checked, rules, ctx))
     _add_walk_problems(found, skills)
-    diagnostics.extend(_discovery_diagnostics(found, rules, ctx))
+    diagnostics.extend(check_scope("discovery", found, rules, ctx))
     from skillcheck.suppress import apply_suppressions
 
     diagnostics = apply_suppressions(diagnostics, skills, rules, ctx)
@@ -186,16 +185,3 @@ def _add_walk_problems(found: Discovery, skills: list[SkillSummary]) -> None:
                 found.problems.append(
                     Problem(path, f"cannot be read ({reason}); files in it were not checked")
                 )
-
-
-def _discovery_diagnostics(found: Discovery, rules: list[Rule], ctx: Context) -> list[Diagnostic]:
-    out = []
-    for rule in rules:
-        if rule.scope != "discovery":
-            continue
-        with guarded(rule):
-            for _none, finding in rule.check(found, ctx):
-                diag = make_diagnostic(rule, finding, None, ctx.targets)
-                if diag is not None:
-                    out.append(diag)
-    return out
