@@ -66,8 +66,9 @@ def _timed_rule(name: str, check: Callable[..., Any]) -> Callable[..., Iterator[
 
 
 def _instrument() -> None:
-    from skillcheck import load, markdown, report, tokens
+    from skillcheck import report, tokens
     from skillcheck.rules import all_rules
+    from skillcheck.source import load, markdown
 
     for rule in all_rules():
         name = f"rule {rule.code} {rule.slug}"

@@ -9,10 +9,32 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
-from skillcheck.check import Settings
-from skillcheck.discover import absolute
+from skillcheck.engine.check import Settings
+from skillcheck.engine.lint import LintResult, lint
 from skillcheck.errors import RefusedContent, UsageError
-from skillcheck.lint import LintResult, lint
+from skillcheck.package.bundle import pack_bundle
+from skillcheck.package.catalog import build_manifest
+from skillcheck.package.loader import Bundle, BundleError, open_bundle, unpack, verify
+from skillcheck.package.wellknown import base_url_problem, pack_uploads, publish
+from skillcheck.source.discover import absolute
+
+__all__ = [
+    "Bundle",
+    "BundleError",
+    "LintResult",
+    "Packed",
+    "Refused",
+    "Settings",
+    "catalog_root",
+    "check_destination",
+    "check_for_shipping",
+    "lint",
+    "manifest",
+    "open_bundle",
+    "pack",
+    "unpack",
+    "verify",
+]
 
 
 class Refused(RefusedContent):
@@ -47,8 +69,6 @@ def catalog_root(paths: Sequence[Path]) -> Path:
 
 def manifest(result: LintResult, settings: Settings, paths: Sequence[Path]) -> dict[str, Any]:
     """The catalog manifest of a checked result."""
-    from skillcheck.catalog import build_manifest
-
     return build_manifest(
         result.loaded,
         catalog_root(paths),
@@ -71,8 +91,6 @@ def check_destination(
 ) -> None:
     """Raise UsageError unless exactly one destination is given (and a base URL only for a
     well-known directory): checked before anything is read."""
-    from skillcheck.wellknown import base_url_problem
-
     if [output, well_known, uploads].count(None) != 2:
         raise UsageError(
             "pack needs exactly one of --output FILE, --well-known DIR or --uploads DIR"
@@ -98,9 +116,6 @@ def pack(
 ) -> Packed:
     """Check, then write exactly one of: a bundle archive (``output``), a well-known
     directory or one upload zip per skill. Raises Refused when the check fails."""
-    from skillcheck.bundle import pack_bundle
-    from skillcheck.wellknown import pack_uploads, publish
-
     check_destination(output, well_known, uploads, base_url)
     result = check_for_shipping(paths, settings, progress=progress)
     data = manifest(result, settings, paths)

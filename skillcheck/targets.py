@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from skillcheck.model import Impact, Outcome, Severity
+from skillcheck.source.skill import Impact, Outcome, Severity
 
 SPEC_FIELDS = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Protocol, runtime_checkable
 
-from skillcheck.lazy import LazyPattern
+from skillcheck.source.lazy import LazyPattern
 
 __all__ = [
     "DEFAULT_TOKENIZER",

@@ -8,10 +8,10 @@ import pytest
 from conftest import write_skill
 
 from skillcheck import api
-from skillcheck.archive import BundleError, BundleIOError
-from skillcheck.catalog import CatalogError
-from skillcheck.check import Settings
+from skillcheck.engine.check import Settings
 from skillcheck.errors import SkillcheckError
+from skillcheck.package.archive import BundleError, BundleIOError
+from skillcheck.package.catalog import CatalogError
 
 PACKAGE = Path(__file__).resolve().parent.parent / "skillcheck"
 

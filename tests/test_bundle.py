@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillcheck import archive, bundlecheck, loader
-from skillcheck.archive import DEFAULT_MTIME, BundleError
-from skillcheck.bundle import pack_bundle
-from skillcheck.catalog import (
+from skillcheck.package import archive, bundlecheck, loader
+from skillcheck.package.archive import DEFAULT_MTIME, BundleError
+from skillcheck.package.bundle import pack_bundle
+from skillcheck.package.catalog import (
     MANIFEST_SCHEMA,
     build_manifest,
     collision_key,
@@ -35,10 +35,10 @@ from skillcheck.catalog import (
     shipped_files,
     skill_digest,
 )
-from skillcheck.load import load_skill
-from skillcheck.loader import open_bundle, unpack, verify
-from skillcheck.model import Skill
-from skillcheck.wellknown import publish
+from skillcheck.package.loader import open_bundle, unpack, verify
+from skillcheck.package.wellknown import publish
+from skillcheck.source.load import load_skill
+from skillcheck.source.skill import Skill
 
 GENERATOR = "skillcheck 0.0.test"
 SKILL_MD = b"---\nname: demo\ndescription: A demo skill. Use when testing bundles.\n---\n# Demo\n"
@@ -171,8 +171,8 @@ def test_round_trip_is_lossless(tree: list, fmt: str) -> None:
 
 
 def test_round_trip_then_lint_finds_the_same(tmp_path: Path) -> None:
-    from skillcheck.check import Settings
-    from skillcheck.lint import lint
+    from skillcheck.engine.check import Settings
+    from skillcheck.engine.lint import lint
 
     src = tmp_path / "src" / "pdf-tools"
     write_tree(
@@ -753,8 +753,8 @@ def test_pack_ships_the_bytes_lint_checked(tmp_path: Path) -> None:
     """As `skillcheck pack` runs: lint reads every file, the manifest's read agrees with it,
     and pack takes the members from that one read: a file edited after the manifest was built
     does not change the bundle, which holds what was linted and what the manifest says."""
-    from skillcheck.check import Settings
-    from skillcheck.lint import lint
+    from skillcheck.engine.check import Settings
+    from skillcheck.engine.lint import lint
 
     root = tmp_path / "skills" / "demo"
     write_tree(root, {"SKILL.md": (SKILL_MD, False), "notes.md": (b"v1", False)})

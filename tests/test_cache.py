@@ -26,9 +26,18 @@ from hypothesis import strategies as st
 from skillgen import generate
 from test_jobs import defect_tree
 
-from skillcheck import cache as cache_module
-from skillcheck.model import Diagnostic, Figures, Fix, Outcome, Pos, Severity, SkillSummary, Span
-from skillcheck.summary import from_json, to_json
+from skillcheck.engine.runner import cache as cache_module
+from skillcheck.engine.summary import from_json, to_json
+from skillcheck.source.skill import (
+    Diagnostic,
+    Figures,
+    Fix,
+    Outcome,
+    Pos,
+    Severity,
+    SkillSummary,
+    Span,
+)
 
 # --- helpers -----------------------------------------------------------------------------------
 
@@ -50,8 +59,8 @@ def run(
 ) -> tuple[int, str, Counter[str]]:
     """(exit code, report, how) of a lint run as ``skillcheck lint --isolated`` makes it, with
     the configuration ``config`` (skillcheck.toml keys) and ``--cache-dir cache``."""
-    from skillcheck.config import Config, build_settings
-    from skillcheck.lint import lint
+    from skillcheck.engine.config import Config, build_settings
+    from skillcheck.engine.lint import lint
     from skillcheck.report import ReportOptions, render
 
     options = build_settings(Config(values=config))
@@ -721,7 +730,7 @@ DIAGNOSTICS = st.builds(
 
 @st.composite
 def suppressions(draw):
-    from skillcheck.suppress import Suppression
+    from skillcheck.engine.suppress import Suppression
 
     return Suppression(
         span=draw(SPANS),

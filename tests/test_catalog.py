@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillcheck.catalog import (
+from skillcheck.package.catalog import (
     DEFAULT_EXCLUDES,
     MANIFEST_SCHEMA,
     CatalogError,
@@ -23,8 +23,8 @@ from skillcheck.catalog import (
     skill_digest,
     split_allowed_tools,
 )
-from skillcheck.load import load_skill
-from skillcheck.model import Skill
+from skillcheck.source.load import load_skill
+from skillcheck.source.skill import Skill
 
 GENERATOR = "skillcheck 0.0.test"
 
@@ -358,11 +358,11 @@ def test_a_file_vanishing_after_the_walk_is_left_out_of_the_catalog_and_pack_ref
     """An editor's temp file renamed away between the walk and the read: the catalog describes
     what exists; pack (which checks the files against the manifest) refuses instead of shipping
     a changed skill."""
-    from skillcheck.archive import BundleError
-    from skillcheck.bundle import pack_bundle
-    from skillcheck.catalog import build_manifest
-    from skillcheck.check import Settings
-    from skillcheck.lint import lint
+    from skillcheck.engine.check import Settings
+    from skillcheck.engine.lint import lint
+    from skillcheck.package.archive import BundleError
+    from skillcheck.package.bundle import pack_bundle
+    from skillcheck.package.catalog import build_manifest
 
     root = tmp_path / "skills"
     skill_dir = root / "pdf-tools"

@@ -242,7 +242,7 @@ def test_the_features_are_in_help() -> None:
 # --- progress on a terminal ---------------------------------------------------------------
 
 _WITH_NO_DELAY = (
-    "import sys, skillcheck.cliextra as c; c.Progress.DELAY = 0; "
+    "import sys, skillcheck.cli.extra as c; c.Progress.DELAY = 0; "
     "from skillcheck._entry import main; sys.argv = ['skillcheck', *sys.argv[1:]]; main()"
 )
 

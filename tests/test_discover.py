@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import lint_json, run_skillcheck, skillcheck_command, write_skill
 
-from skillcheck.discover import PathError, discover
+from skillcheck.source.discover import PathError, discover
 
 DESC = "Extracts text and tables from PDF files. Use when the user asks about PDFs."
 

@@ -18,7 +18,7 @@ README = ROOT / "README.md"
 
 def _docs(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "skillcheck.docs", *args],
+        [sys.executable, "-m", "skillcheck.report.docs", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -29,7 +29,7 @@ def _docs(*args: str) -> subprocess.CompletedProcess:
 def test_readme_rule_table_is_current() -> None:
     result = _docs("--check-readme")
     assert result.returncode == 0, (
-        "README.md's rule table is stale: run `python -m skillcheck.docs --write-readme`\n"
+        "README.md's rule table is stale: run `python -m skillcheck.report.docs --write-readme`\n"
         + result.stderr
     )
     table = README.read_text(encoding="utf-8").split("<!-- rules-table:start -->")[1]

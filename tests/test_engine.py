@@ -42,7 +42,7 @@ def test_an_entry_that_vanishes_after_listing_is_not_an_error(tmp_path, monkeypa
 
     from conftest import lint_json, write_skill
 
-    from skillcheck import load
+    from skillcheck.source import load
 
     skill = write_skill(tmp_path, "pdf-tools", files={".SKILL.md.tmp": "x", "tmpdir/a": "y"})
     real_scandir = os.scandir

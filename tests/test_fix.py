@@ -25,7 +25,7 @@ from conftest import invoke, lint_json, run_skillcheck, write_skill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillcheck.parse import parse_document
+from skillcheck.source.frontmatter import parse_document
 
 FIXED_RULES = {"SK108", "SK112", "SK114", "SK309", "SK403", "SK901", "SK902"}
 DESC = "Extracts text from PDF files. Use when the user asks about PDFs."
@@ -515,9 +515,9 @@ def _check_fix_is_local(raw: bytes, diag) -> None:
 
 def _round_by_round(root: Path, path: Path) -> bytes:
     """Fix like --fix does, one round at a time through the API, checking every fix."""
-    from skillcheck.config import Config, build_settings
+    from skillcheck.engine.config import Config, build_settings
+    from skillcheck.engine.lint import lint
     from skillcheck.fix import apply_fixes
-    from skillcheck.lint import lint
 
     config = build_settings(Config())
     for _ in range(8):

@@ -277,8 +277,8 @@ def test_bad_sources_are_usage_errors(tmp_path: Path, serve) -> None:
 
 
 def test_the_loader_opens_an_install_dest(tmp_path: Path, serve) -> None:
-    from skillcheck.archive import BundleError
-    from skillcheck.loader import open_bundle
+    from skillcheck.package.archive import BundleError
+    from skillcheck.package.loader import open_bundle
 
     root, skills = site(tmp_path)
     dest = tmp_path / "dest"
@@ -306,8 +306,8 @@ def test_slow_servers_time_out(tmp_path: Path, serve) -> None:
 
 
 def test_a_remote_publication_cannot_send_us_to_loopback() -> None:
-    from skillcheck.archive import BundleError
-    from skillcheck.install import HttpSource
+    from skillcheck.package.archive import BundleError
+    from skillcheck.package.install import HttpSource
 
     remote = HttpSource("https://skills.example.com/.well-known/agent-skills/index.json")
     for url in ("http://127.0.0.1:9/x.tar.gz", "https://localhost/x.tar.gz", "http://[::1]/x"):
@@ -334,7 +334,7 @@ def test_publishing_again_replaces_our_directory_only(tmp_path: Path) -> None:
 
 
 def test_a_failed_write_leaves_dest_as_it_was(tmp_path: Path, serve, monkeypatch) -> None:
-    from skillcheck import install as install_module
+    from skillcheck.package import install as install_module
 
     root, _ = site(tmp_path)
     dest = tmp_path / "dest"

@@ -19,7 +19,7 @@ import pytest
 from conftest import invoke, write_skill
 from skillgen import add_defect, generate
 
-from skillcheck import engine
+from skillcheck.engine.runner import runner as engine
 from skillcheck.rules import all_rules
 from skillcheck.rules.base import registry
 
@@ -158,8 +158,8 @@ def _checked_by(where: Path) -> dict[int, list[str]]:
 def test_two_jobs_check_skills_in_two_worker_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillcheck.config import Config, build_settings
-    from skillcheck.lint import lint
+    from skillcheck.engine.config import Config, build_settings
+    from skillcheck.engine.lint import lint
 
     made = generate(tmp_path / "skills", 40, seed=3, findings=0.3)
     monkeypatch.chdir(tmp_path)
@@ -183,7 +183,7 @@ def test_a_warm_run_checks_the_few_changed_skills_here_and_in_order(
 ) -> None:
     """Many skills, few to check (the cache answered for the rest): no workers, and the
     report is still the whole tree's, in order."""
-    from skillcheck import cache
+    from skillcheck.engine.runner import cache
 
     monkeypatch.setattr(cache, "RACY_NS", 0)  # entries of fresh files hold their identity
     made = defect_tree(tmp_path, 30)

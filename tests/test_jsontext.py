@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillcheck.jsontext import Rows, dumps_indented
 from skillcheck.report import display
+from skillcheck.source.jsontext import Rows, dumps_indented
 
 scalars = (
     st.none()

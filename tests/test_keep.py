@@ -46,7 +46,7 @@ def test_bundle_and_catalog_are_identical_with_workers_with_cache_and_without(
 def test_a_skill_edited_after_its_check_is_checked_again_before_packing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import skillcheck.engine as engine
+    import skillcheck.engine.runner as engine
 
     tree = tmp_path / "skills"
     made = generate(tree, SKILLS, seed=4)

@@ -22,8 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from skillgen import generate
 
-from skillcheck import markdown
 from skillcheck.analysis import links
+from skillcheck.source import markdown
 
 INLINE = [
     # links and images, plain and not

@@ -25,20 +25,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from skillgen import generate
 
-from skillcheck import catalog
-from skillcheck.archive import GZIP_LEVEL, BundleError
-from skillcheck.bundle import pack_bundle
-from skillcheck.bundlecheck import parse_manifest
-from skillcheck.catalog import (
+from skillcheck.package import catalog
+from skillcheck.package.archive import GZIP_LEVEL, BundleError
+from skillcheck.package.bundle import pack_bundle
+from skillcheck.package.bundlecheck import parse_manifest
+from skillcheck.package.catalog import (
     DEFAULT_EXCLUDES,
     CatalogError,
     build_manifest,
     collision_key,
     shipped_files,
 )
-from skillcheck.load import OPAQUE_DIRS, load_skill
-from skillcheck.loader import verify
+from skillcheck.package.loader import verify
 from skillcheck.rules.budgets import skill_figures
+from skillcheck.source.load import OPAQUE_DIRS, load_skill
 from skillcheck.tokens import estimate_tokens
 
 SKILL_MD = b"---\nname: demo\ndescription: A demo skill. Use when testing bundles.\n---\n# Demo\n"

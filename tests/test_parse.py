@@ -18,9 +18,9 @@ from conftest import invoke, lint_json, run_skillcheck
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillcheck.model import Pos, Span
-from skillcheck.parse import parse_document
 from skillcheck.schemas import load_schema
+from skillcheck.source.frontmatter import parse_document
+from skillcheck.source.skill import Pos, Span
 
 DESC = "Extracts text and tables from PDF files. Use when the user asks about PDFs."
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import run_skillcheck, write_skill
 
-from skillcheck import load
-from skillcheck.check import Settings
-from skillcheck.lint import lint
+from skillcheck.engine.check import Settings
+from skillcheck.engine.lint import lint
+from skillcheck.source import load
 
 FM = "name: {name}\ndescription: Extracts text from PDF files. Use when the user asks about PDFs.\n"
 

@@ -1,7 +1,7 @@
 """A tree of 1,000 realistic skills is linted with every rule without reading any file twice.
 
-Rules share one read of each file (``skillcheck.load.read_file``), counted in
-``skillcheck.load.READ_COUNTS``. As a second witness, every open of a path under the tree
+Rules share one read of each file (``skillcheck.source.load.read_file``), counted in
+``skillcheck.source.load.READ_COUNTS``. As a second witness, every open of a path under the tree
 (``os.open``, ``open``, ``io.open``) is counted too, so a rule that bypassed the shared
 reader would be caught even though it never touches READ_COUNTS.
 """
@@ -20,7 +20,7 @@ import pytest
 from conftest import invoke
 from skillgen import generate
 
-from skillcheck import load
+from skillcheck.source import load
 
 SKILLS = 1000
 

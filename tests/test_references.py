@@ -15,10 +15,10 @@ from conftest import invoke, write_skill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillcheck import markdown
 from skillcheck.analysis import links
-from skillcheck.check import Settings
-from skillcheck.lint import lint
+from skillcheck.engine.check import Settings
+from skillcheck.engine.lint import lint
+from skillcheck.source import markdown
 
 GOOD_FM = (
     "name: {name}\ndescription: Extracts text from PDF files. Use when the user asks about PDFs.\n"

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, invoke, run_skillcheck, skillcheck_command, write_skill
 
-from skillcheck.archive import BundleError
-from skillcheck.catalog import dumps_manifest, file_digest, skill_digest
-from skillcheck.loader import open_bundle
+from skillcheck.package.archive import BundleError
+from skillcheck.package.catalog import dumps_manifest, file_digest, skill_digest
+from skillcheck.package.loader import open_bundle
 
 DESCRIPTION = "Extracts text from PDF files. Use when the user asks about PDFs."
 
@@ -172,7 +172,7 @@ def test_stale_temporary_files_of_dead_runs_are_removed(project: Path) -> None:
 def test_a_failed_write_leaves_no_temporary_file(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import skillcheck.bundle as bundle
+    import skillcheck.package.bundle as bundle
 
     def boom(*_args, **_kwargs):
         raise OSError(28, "No space left on device")
@@ -266,9 +266,9 @@ LONG_LINES = {"mention-line", "reference-mentions"}
 
 
 def _check_time(tmp_path: Path, rel: str, text: str) -> float:
-    from skillcheck.check import check_skill
-    from skillcheck.load import load_skill
+    from skillcheck.engine.check import check_skill
     from skillcheck.rules import Context, all_rules
+    from skillcheck.source.load import load_skill
     from skillcheck.targets import TARGETS
 
     rules = [r for r in all_rules() if r.scope == "skill"]
@@ -411,7 +411,7 @@ def test_config_that_is_not_a_file_says_what_it_is(project: Path, kind: str) -> 
 def test_partly_checked_skill_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str
 ) -> None:
-    import skillcheck.load as load
+    import skillcheck.source.load as load
 
     skill = write_skill(tmp_path, "demo")
     if bound == "entries":

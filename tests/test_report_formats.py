@@ -22,10 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fixtures import _build as build_case
 
-from skillcheck.lint import LintResult
-from skillcheck.model import Diagnostic, Severity, Skill
+from skillcheck.engine.lint import LintResult
 from skillcheck.report import ReportOptions, render, safe
 from skillcheck.rules import all_rules
+from skillcheck.source.skill import Diagnostic, Severity, Skill
 
 SCHEMA_PATH = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 SCHEMA_SHA256 = "ad6db49878699b091f3eeb765b6e29e92a34bad4da88664d000c923b549c3a25"
@@ -361,7 +361,7 @@ TEXT = st.text(st.characters(exclude_categories=()), max_size=40)
 
 
 def _result(diagnostics: list[Diagnostic], skills: list[Skill] | None = None) -> LintResult:
-    from skillcheck.discover import Discovery
+    from skillcheck.source.discover import Discovery
 
     skills = skills or []
     return LintResult(

@@ -579,7 +579,7 @@ def test_hostile_input(
     elif command == "catalog" and run.returncode == 0:
         _valid(manifest_validator, json.loads(out))
     elif command == "pack" and run.returncode == 0:
-        from skillcheck.loader import verify
+        from skillcheck.package.loader import verify
 
         verify(run.bundle)
 
@@ -699,7 +699,7 @@ def test_files_that_change_or_vanish_during_the_run(
             elif args[0] == "catalog" and run.returncode == 0:
                 assert len(json.loads(out)["skills"]) == CHURN_SKILLS
             elif args[0] == "pack" and run.returncode == 0:
-                from skillcheck.loader import verify
+                from skillcheck.package.loader import verify
 
                 verify(bundle)  # whatever it packed is whole and consistent
                 bundle.unlink()

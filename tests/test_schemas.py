@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURES, invoke, lint_json, write_skill
 from referencing import Registry, Resource
 
-from skillcheck.parse import parse_document
+from skillcheck.source.frontmatter import parse_document
 from skillcheck.targets import SPEC_FIELDS, TARGETS
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "skillcheck" / "schemas"

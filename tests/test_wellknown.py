@@ -261,7 +261,7 @@ def test_the_rfc_example_verifies(tmp_path: Path) -> None:
 
 
 def test_an_independent_publication_verifies_and_loads(tmp_path: Path) -> None:
-    from skillcheck.loader import open_bundle
+    from skillcheck.package.loader import open_bundle
 
     wk = tmp_path / "wk"
     skills = independent_publication(wk)
@@ -464,8 +464,8 @@ def test_an_executable_skill_md_alone_is_still_skill_md(tmp_path: Path) -> None:
 
 
 def test_archive_format_follows_the_content_type_then_the_extension() -> None:
-    from skillcheck.archive import BundleError
-    from skillcheck.wellknown import archive_format
+    from skillcheck.package.archive import BundleError
+    from skillcheck.package.wellknown import archive_format
 
     gz, zp = b"\x1f\x8b\x08\x00", b"PK\x03\x04"
     assert archive_format("https://h/a.bin", "application/gzip", gz) == "tar.gz"

@@ -3,8 +3,8 @@ analysis the SK5xx rules, SK407 and the catalog manifest share.
 
 Moved out of ``rules/references.py`` (which keeps the rules) so the catalog and other rule
 families use it without importing a rule module. Links are read with markdown-it-py
-(``skillcheck.markdown``) and resolved purely from the skill's walk (``skillcheck.paths``):
-nothing outside the skill is ever opened or stat'ed.
+(``skillcheck.source.markdown``) and resolved purely from the skill's walk
+(``skillcheck.analysis.paths``): nothing outside the skill is ever opened or stat'ed.
 """
 
 from __future__ import annotations
@@ -14,20 +14,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from skillcheck import markdown
-from skillcheck.markdown import Link, Markdown, Outline
-from skillcheck.model import (
-    WHOLE_FILE,
-    Skill,
-    SkillFile,
-    Span,
-)
-from skillcheck.paths import (
+from skillcheck.analysis.paths import (
     Resolution,
     Tree,
     has_scheme,
     machine_path,
     tree_of,
+)
+from skillcheck.source import markdown
+from skillcheck.source.markdown import Link, Markdown, Outline
+from skillcheck.source.skill import (
+    WHOLE_FILE,
+    Skill,
+    SkillFile,
+    Span,
 )
 
 RESOURCE_DIRS = ("references", "scripts", "assets")

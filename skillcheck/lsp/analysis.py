@@ -17,8 +17,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from skillcheck.markdown import MARKDOWN_SUFFIXES
-from skillcheck.model import Diagnostic, Fix, Skill
+from skillcheck.source.markdown import MARKDOWN_SUFFIXES
+from skillcheck.source.skill import Diagnostic, Fix, Skill
 
 Position = tuple[int, int]  # (line, column), 0-based, column in code points
 
@@ -57,7 +57,7 @@ def is_skill_markdown(path: Path) -> bool:
 
 def skill_root(path: Path) -> Path | None:
     """The nearest directory holding ``path`` that has a SKILL.md (a skill's file)."""
-    from skillcheck.load import find_skill_md
+    from skillcheck.source.load import find_skill_md
 
     if path.name.lower() == "skill.md":
         return path.parent
@@ -71,7 +71,7 @@ def settings_for(path: Path) -> Any:
     """The settings the command line would use when started in the file's directory (the
     configuration found walking up from it). Raises ConfigError. Never writes a cache, never
     starts processes: the server works in its own threads."""
-    from skillcheck.config import build_settings, load_config
+    from skillcheck.engine.config import build_settings, load_config
 
     settings = build_settings(load_config(cwd=path.parent))
     settings.jobs = 1
@@ -93,8 +93,8 @@ def _same_file(a: Path | None, b: Path) -> bool:
 
 def load_with_buffer(path: Path, text: str) -> Skill | None:
     """The skill holding ``path`` as on disk, except that ``path`` holds the buffer's text."""
-    from skillcheck.load import load_skill
-    from skillcheck.parse import parse_document
+    from skillcheck.source.frontmatter import parse_document
+    from skillcheck.source.load import load_skill
 
     root = skill_root(path)
     if root is None:
@@ -119,7 +119,7 @@ def load_with_buffer(path: Path, text: str) -> Skill | None:
 
 def check_buffer(path: Path, text: str) -> Checked:
     """The skill rules' diagnostics for ``path`` holding ``text`` (nothing on disk changes)."""
-    from skillcheck.config import ConfigError
+    from skillcheck.engine.config import ConfigError
     from skillcheck.fix import _relint
 
     result = Checked(path, text)
@@ -139,8 +139,8 @@ def check_buffer(path: Path, text: str) -> Checked:
 def collection_diagnostics(path: Path, scope: Path | None) -> list[Diagnostic]:
     """Findings of the rules over several skills (duplicate names...) for ``path`` as saved,
     from a lint of ``scope`` (the workspace folder, else the directory of the skills)."""
-    from skillcheck.config import ConfigError
-    from skillcheck.lint import lint
+    from skillcheck.engine.config import ConfigError
+    from skillcheck.engine.lint import lint
 
     root = skill_root(path)
     if root is None:
@@ -166,7 +166,7 @@ def collection_diagnostics(path: Path, scope: Path | None) -> list[Diagnostic]:
 
 
 def _position_of_text(prefix: str) -> Position:
-    from skillcheck.parse import split_lines
+    from skillcheck.source.frontmatter import split_lines
 
     lines = split_lines(prefix)
     return len(lines) - 1, len(lines[-1])
@@ -259,7 +259,7 @@ def disable_action(checked: Checked, diag: Diagnostic) -> Action | None:
     else (a frontmatter finding, or where a comment on the line above would not count)
     ``disable`` for the whole file, after the frontmatter. Offered only when the comment, once
     inserted, is found and covers the diagnostic."""
-    from skillcheck.parse import split_lines
+    from skillcheck.source.frontmatter import split_lines
 
     skill = checked.skill
     if skill is None:
@@ -303,7 +303,7 @@ def disable_action(checked: Checked, diag: Diagnostic) -> Action | None:
 
 
 def _offset(text: str, position: Position) -> int:
-    from skillcheck.parse import split_lines
+    from skillcheck.source.frontmatter import split_lines
 
     lines = split_lines(text)
     offset = 0
@@ -318,8 +318,8 @@ def _suppresses(
 ) -> bool:
     """Whether ``comment`` inserted at ``at`` is a suppression covering ``diag`` (moved down
     by the inserted line when the comment goes above it)."""
-    from skillcheck.parse import parse_document
-    from skillcheck.suppress import find_suppressions
+    from skillcheck.engine.suppress import find_suppressions
+    from skillcheck.source.frontmatter import parse_document
 
     skill = checked.skill
     assert skill is not None
@@ -377,7 +377,7 @@ def completions(
 ) -> list[Completion]:
     """Top-level frontmatter keys the configured targets know (not yet written), and values
     for ``name`` (the directory's name) and the boolean fields."""
-    from skillcheck.parse import split_lines
+    from skillcheck.source.frontmatter import split_lines
     from skillcheck.targets import TARGETS
 
     lines = split_lines(text)

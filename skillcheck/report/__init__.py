@@ -7,10 +7,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillcheck.display import display as display
-from skillcheck.display import display_path as display_path
-from skillcheck.display import inert_lines as inert_lines
-from skillcheck.display import safe as safe
+from skillcheck.source.display import display as display
+from skillcheck.source.display import display_path as display_path
+from skillcheck.source.display import inert_lines as inert_lines
+from skillcheck.source.display import safe as safe
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
 

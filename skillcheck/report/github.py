@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillcheck.model import Diagnostic, Severity
 from skillcheck.report import ReportOptions, rel, repository_root, safe
+from skillcheck.source.skill import Diagnostic, Severity
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from skillcheck import __version__
-from skillcheck.jsontext import Rows, dumps_indented
-from skillcheck.model import Diagnostic, Severity
 from skillcheck.report import ReportOptions, display, rel
+from skillcheck.source.jsontext import Rows, dumps_indented
+from skillcheck.source.skill import Diagnostic, Severity
 
 REPORT_VERSION = 1
 

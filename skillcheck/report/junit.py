@@ -24,8 +24,8 @@ import re
 import xml.etree.ElementTree as ET
 
 from skillcheck import __version__
-from skillcheck.model import Diagnostic, Severity
 from skillcheck.report import ReportOptions, rel, safe
+from skillcheck.source.skill import Diagnostic, Severity
 
 # what XML 1.0 allows: tab, LF, CR, U+0020–U+D7FF, U+E000–U+FFFD, U+10000 and above
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -21,9 +21,9 @@ from pathlib import Path
 from urllib.parse import quote_from_bytes
 
 from skillcheck import __version__
-from skillcheck.jsontext import dumps_indented
-from skillcheck.model import Diagnostic, Fix, Severity, SkillSummary
 from skillcheck.report import ReportOptions, repository_root, safe
+from skillcheck.source.jsontext import dumps_indented
+from skillcheck.source.skill import Diagnostic, Fix, Severity, SkillSummary
 
 SCHEMA_URI = (
     "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skillcheck.model import Diagnostic, Severity
 from skillcheck.report import ReportOptions, inert_lines, rel, safe
+from skillcheck.source.skill import Diagnostic, Severity
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 MAX_EXCERPT = 160

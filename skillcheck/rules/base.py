@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from skillcheck.model import Frontmatter, Node, Pos, Severity, Skill, Span
+from skillcheck.source.skill import Frontmatter, Node, Pos, Severity, Skill, Span
 
 
 @dataclass
@@ -150,9 +150,9 @@ def registry() -> dict[str, Rule]:
 
 
 def fixes() -> Any:
-    """The fix builders (``skillcheck.edits``), imported when a rule first plans an edit: a
+    """The fix builders (``skillcheck.analysis.edits``), imported when a rule first plans an edit: a
     run over cached skills never needs them (nor the YAML parser they re-parse with)."""
-    from skillcheck import edits
+    from skillcheck.analysis import edits
 
     return edits
 

@@ -18,10 +18,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillcheck.load import read_text
-from skillcheck.markdown import is_markdown
-from skillcheck.model import Finding, Impact, Outcome, Pos, Severity, Skill, SkillSummary, Span
 from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
+from skillcheck.source.load import read_text
+from skillcheck.source.markdown import is_markdown
+from skillcheck.source.skill import (
+    Finding,
+    Impact,
+    Outcome,
+    Pos,
+    Severity,
+    Skill,
+    SkillSummary,
+    Span,
+)
 from skillcheck.targets import every
 from skillcheck.tokens import DEFAULT_TOKENIZER, EstimateTokenizer, Tokenizer, get_tokenizer
 
@@ -619,7 +628,7 @@ def collection_catalog_tokens(
 
 def statistics_table(skills: list[SkillSummary], spec: str = DEFAULT_TOKENIZER) -> list[str]:
     """``--statistics``: tokens per tier and body lines of each skill, and the catalog total."""
-    from skillcheck.display import safe
+    from skillcheck.source.display import safe
 
     header = ("skill", "catalog", "body", "references", "body lines")
     rows: list[tuple[str, ...]] = []

@@ -13,9 +13,9 @@ import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
-from skillcheck.model import Finding, Outcome, Pos, Severity, SkillSummary, Span
-from skillcheck.paths import plugin_root
+from skillcheck.analysis.paths import plugin_root
 from skillcheck.rules.base import Context, rule
+from skillcheck.source.skill import Finding, Outcome, Pos, Severity, SkillSummary, Span
 from skillcheck.targets import TARGETS, impact, impacts
 
 # --- which skills are loaded together ------------------------------------------------------

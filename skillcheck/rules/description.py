@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from skillcheck.model import Finding, Frontmatter, Impact, Node, Outcome, Severity, Skill
 from skillcheck.rules.base import (
     Context,
     fixes,
@@ -14,6 +13,7 @@ from skillcheck.rules.base import (
     usable_frontmatter,
     value_span,
 )
+from skillcheck.source.skill import Finding, Frontmatter, Impact, Node, Outcome, Severity, Skill
 from skillcheck.targets import TARGETS, impact, impacts, where
 
 DEFAULT_MIN_CHARS = 40

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from skillcheck.model import Finding, Impact, Outcome, Severity, Skill
 from skillcheck.rules.base import Context, fixes, rule
+from skillcheck.source.skill import Finding, Impact, Outcome, Severity, Skill
 from skillcheck.targets import every, impact, where
 
 

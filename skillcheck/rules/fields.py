@@ -7,7 +7,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from skillcheck.analysis.tools import comma_items, first_comma, split_tools
-from skillcheck.model import (
+from skillcheck.rules.base import (
+    Context,
+    fixes,
+    key_span,
+    rule,
+    usable_frontmatter,
+    value_span,
+)
+from skillcheck.source.skill import (
     Finding,
     Frontmatter,
     Impact,
@@ -17,14 +25,6 @@ from skillcheck.model import (
     Severity,
     Skill,
     Span,
-)
-from skillcheck.rules.base import (
-    Context,
-    fixes,
-    key_span,
-    rule,
-    usable_frontmatter,
-    value_span,
 )
 from skillcheck.targets import TARGETS, impact, impacts
 
@@ -549,7 +549,7 @@ def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
     """,
 )
 def path_field_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    # resolved inside the skill exactly as links are (skillcheck.paths, no file system access)
+    # resolved inside the skill exactly as links are (analysis.paths: no file system access)
     from skillcheck.rules.references import path_field_findings
 
     yield from path_field_findings(skill, ctx)

@@ -1,7 +1,7 @@
 """SK509–SK511: what the skill directory holds besides regular files.
 
 Symlinks are judged from what the walk recorded (the link's text), resolved lexically inside
-the skill by ``skillcheck.paths``; special files are only ever lstat'ed by the walk, never
+the skill by ``skillcheck.analysis.paths``; special files are only ever lstat'ed by the walk, never
 opened. SKILL.md itself is SK101's business and is skipped here.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from skillcheck.model import WHOLE_FILE, Finding, Impact, Outcome, Severity, Skill, SkillFile
-from skillcheck.paths import show, tree_of
+from skillcheck.analysis.paths import show, tree_of
 from skillcheck.rules.base import Context, rule
+from skillcheck.source.skill import WHOLE_FILE, Finding, Impact, Outcome, Severity, Skill, SkillFile
 from skillcheck.targets import every
 
 _LOST = every(Impact(Outcome.DEGRADED, Severity.ERROR))

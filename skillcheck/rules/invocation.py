@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from skillcheck.load import read_file, read_text
-from skillcheck.model import Finding, Impact, Outcome, Pos, Severity, Skill, SkillFile, Span
 from skillcheck.rules.base import Context, rule, usable_frontmatter
+from skillcheck.source.load import read_file, read_text
+from skillcheck.source.skill import Finding, Impact, Outcome, Pos, Severity, Skill, SkillFile, Span
 
 MAX_PER_FILE = 20  # findings of one rule listed per file
 

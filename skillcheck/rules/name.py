@@ -6,8 +6,17 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from skillcheck.model import Finding, Frontmatter, Impact, Node, Outcome, Severity, Skill, Span
 from skillcheck.rules.base import Context, key_span, rule, usable_frontmatter, value_span
+from skillcheck.source.skill import (
+    Finding,
+    Frontmatter,
+    Impact,
+    Node,
+    Outcome,
+    Severity,
+    Skill,
+    Span,
+)
 from skillcheck.targets import TARGETS, Target, impact, impacts, titles
 
 _ASCII_NAME = re.compile(r"[a-z0-9-]+")

@@ -38,7 +38,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillcheck.model import (
+from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
+from skillcheck.source.skill import (
     Finding,
     Frontmatter,
     Impact,
@@ -49,7 +50,6 @@ from skillcheck.model import (
     Skill,
     Span,
 )
-from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
 from skillcheck.targets import TARGETS, impact
 
 _TARGET = "openclaw"

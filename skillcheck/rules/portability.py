@@ -10,9 +10,9 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from skillcheck.model import WHOLE_FILE, Finding, Severity, Skill, SkillFile
-from skillcheck.paths import fold, show, tree_of
+from skillcheck.analysis.paths import fold, show, tree_of
 from skillcheck.rules.base import Context, rule
+from skillcheck.source.skill import WHOLE_FILE, Finding, Severity, Skill, SkillFile
 
 _RESERVED = frozenset(
     ["CON", "PRN", "AUX", "NUL"]

@@ -1,8 +1,8 @@
 """SK5xx: what SKILL.md and the skill's other Markdown files point at.
 
-Links are read with markdown-it-py (``skillcheck.markdown``) from SKILL.md's body and from
+Links are read with markdown-it-py (``skillcheck.source.markdown``) from SKILL.md's body and from
 every other Markdown file of the skill (relative to that file), and resolved purely from the
-skill's walk (``skillcheck.paths``): nothing outside the skill is ever opened or stat'ed.
+skill's walk (``skillcheck.analysis.paths``): nothing outside the skill is ever opened or stat'ed.
 URLs with a scheme are not checked; links inside code are not links. The check behind SK407
 (frontmatter fields that name files, registered with the SK4xx fields) lives here too, since it
 resolves paths the same way.
@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from skillcheck import markdown
 from skillcheck.analysis import links
 from skillcheck.analysis.links import (
     _CODE_SUFFIXES,
@@ -38,8 +37,18 @@ from skillcheck.analysis.links import (
     parsed,
     written_as_path,
 )
-from skillcheck.markdown import Link, Markdown, Outline, Segment
-from skillcheck.model import (
+from skillcheck.analysis.paths import (
+    Resolution,
+    Tree,
+    describe_difference,
+    has_scheme,
+    show,
+    tree_of,
+)
+from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
+from skillcheck.source import markdown
+from skillcheck.source.markdown import Link, Markdown, Outline, Segment
+from skillcheck.source.skill import (
     WHOLE_FILE,
     Finding,
     Impact,
@@ -51,15 +60,6 @@ from skillcheck.model import (
     SkillFile,
     Span,
 )
-from skillcheck.paths import (
-    Resolution,
-    Tree,
-    describe_difference,
-    has_scheme,
-    show,
-    tree_of,
-)
-from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
 from skillcheck.targets import every
 
 # a lost reference: every runtime still loads the skill, without what the link promised

@@ -5,7 +5,7 @@ what a reviewer cannot see (invisible and direction-changing characters, hidden 
 what must never be published (credentials, caches, virtualenvs, nested archives) and
 instructions that run code from the network.
 
-Every file is read through ``skillcheck.load.read_file`` (one read per file per run) and
+Every file is read through ``skillcheck.source.load.read_file`` (one read per file per run) and
 decoded once by ``read_text``; binary files (a NUL in the first 8 KiB) get no text checks,
 and at most ``MAX_PER_FILE`` findings of a rule are listed per file.
 """
@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillcheck import markdown
-from skillcheck.lazy import LazyPattern
-from skillcheck.load import read_file, read_text
-from skillcheck.model import Finding, Pos, Severity, Skill, SkillFile, Span
 from skillcheck.rules.base import Context, rule
+from skillcheck.source import markdown
+from skillcheck.source.lazy import LazyPattern
+from skillcheck.source.load import read_file, read_text
+from skillcheck.source.skill import Finding, Pos, Severity, Skill, SkillFile, Span
 
 MAX_PER_FILE = 20  # findings of one rule listed per file; one more line says how many remain
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from skillcheck.model import (
+from skillcheck.rules.base import Context, first_line_span, fixes, rule, usable_frontmatter
+from skillcheck.source.skill import (
     Finding,
     Frontmatter,
     Impact,
@@ -16,7 +17,6 @@ from skillcheck.model import (
     SkillSummary,
     Span,
 )
-from skillcheck.rules.base import Context, first_line_span, fixes, rule, usable_frontmatter
 from skillcheck.targets import SPEC_FIELDS, TARGETS, every, impact, titles, where
 
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillcheck.model import Skill, SkillSummary
 from skillcheck.rules import Context, Rule
+from skillcheck.source.skill import Skill, SkillSummary
 
 # below this many skills to check, starting processes costs more than it saves
 PARALLEL_MIN = 24
@@ -88,7 +88,7 @@ class Checker:
         self.trees = spec.trees
         self.cache = None
         if spec.cache_dir is not None and spec.cache_key is not None:
-            from skillcheck.cache import ResultCache
+            from skillcheck.engine.cache import ResultCache
 
             self.cache = ResultCache(spec.cache_dir, spec.cache_key)
             self.cache.started_ns = spec.started_ns
@@ -96,13 +96,13 @@ class Checker:
         self.kept: dict[Path, Skill] | None = {} if keep else None
 
     def __call__(self, task: Task) -> Done:
-        from skillcheck.load import load_skill
+        from skillcheck.source.load import load_skill
 
         root, display_root, listing, entry = task
         skill = load_skill(root, display_root, listing, self.trees)
         cache = self.cache
         if entry is not None and cache is not None:
-            from skillcheck.cache import input_digest, same_content
+            from skillcheck.engine.cache import input_digest, same_content
 
             if same_content(skill, entry):
                 summary = cache.summary_of(entry, self.figures)
@@ -117,8 +117,8 @@ class Checker:
 
     def check(self, skill: Skill) -> Done:
         """Run the rules on a loaded skill and summarise it (and cache the summary)."""
-        from skillcheck.check import check_skill
-        from skillcheck.summary import summarise
+        from skillcheck.engine.check import check_skill
+        from skillcheck.engine.summary import summarise
 
         root = skill.root
         cache = self.cache
@@ -126,7 +126,7 @@ class Checker:
         summary = summarise(skill, diagnostics, self.ctx, self.figures)
         digest = None
         if cache is not None or self.inputs:
-            from skillcheck.cache import input_digest, inputs_of
+            from skillcheck.engine.cache import input_digest, inputs_of
 
             summary.inputs = inputs_of(skill)
             # a SKILL.md read from outside the skill is not in the inputs the cache compares
@@ -192,7 +192,7 @@ class CheckRun:
         spec.trees = trees
         self.cwd = Path.cwd()
         if settings.cache_dir is not None:
-            from skillcheck.cache import run_key
+            from skillcheck.engine.cache import run_key
 
             spec.cache_dir = Path(settings.cache_dir)
             spec.cache_key = run_key(spec.rule_codes, ctx.targets, ctx.options, self.cwd)
@@ -210,13 +210,13 @@ class CheckRun:
 
     def add(self, root: Path) -> None:
         """A skill found by discovery: taken from the cache, or queued to be checked."""
-        from skillcheck.display import display_path
+        from skillcheck.source.display import display_path
 
         display_root = display_path(root, self.cwd)
         listing = entry = None
         if self.cache is not None:
-            from skillcheck.cache import input_digest
-            from skillcheck.load import scan
+            from skillcheck.engine.cache import input_digest
+            from skillcheck.source.load import scan
 
             listing = scan(root)
             if _skill_md_linked(listing[0]):
@@ -334,14 +334,14 @@ def _skill_md_linked(entries: list[Any]) -> bool:
 
 
 def _load_again(summary: SkillSummary, trees: tuple[str, ...] = ()) -> Skill:
-    from skillcheck.load import load_skill
+    from skillcheck.source.load import load_skill
 
     return load_skill(summary.root, summary.display_root, trees=trees)
 
 
 def _unchanged(skill: Skill, inputs: dict[str, Any]) -> bool:
     """Whether ``skill`` (loaded now) holds what a summary was computed from."""
-    from skillcheck.cache import same_content
+    from skillcheck.engine.cache import same_content
 
     return same_content(skill, inputs)
 
@@ -349,7 +349,7 @@ def _unchanged(skill: Skill, inputs: dict[str, Any]) -> bool:
 def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) -> list[Any]:
     """The collection rules' diagnostics: computed, or taken from the cache when every
     skill's input is what it was when they were last computed."""
-    from skillcheck.check import check_collection
+    from skillcheck.engine.check import check_collection
 
     cache = checked.cache
     if cache is None or any(digest is None for digest in checked.inputs):

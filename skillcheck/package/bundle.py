@@ -9,7 +9,7 @@ Layouts:
   the manifest became a member carried it in the archive comment; those still verify). For
   claude.ai uploads, one zip per skill: ``wellknown.pack_uploads``.
 - **well-known directory**: what the Agent Skills Discovery RFC defines, written and read
-  by ``skillcheck.wellknown``; ``loader.verify`` and ``loader.open_bundle`` hand such a
+  by ``skillcheck.package.wellknown``; ``loader.verify`` and ``loader.open_bundle`` hand such a
   directory to it.
 - **unpacked bundle**: what ``loader.unpack`` writes: ``manifest.json`` and ``<name>/<path>``.
 
@@ -19,9 +19,9 @@ with no file name and a zero time in its header, PAX ``path`` records for names 
 cannot hold. The tar reader is our own: it accepts only what such archives contain and
 bounds every size before reading it.
 
-Constants, limits, errors and the strict readers live in ``skillcheck.archive``; manifest
-parsing and verification in ``skillcheck.bundlecheck``; unpacking and the loader API in
-``skillcheck.loader``.
+Constants, limits, errors and the strict readers live in ``skillcheck.package.archive``; manifest
+parsing and verification in ``skillcheck.package.bundlecheck``; unpacking and the loader API in
+``skillcheck.package.loader``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from skillcheck.archive import (
+from skillcheck.package.archive import (
     _BLOCK,
     _RECORD,
     _ZERO_BLOCK,
@@ -55,9 +55,8 @@ from skillcheck.archive import (
     _check_mtime,
     default_mtime,
 )
-from skillcheck.atomic import make_temp_dir
-from skillcheck.bundlecheck import _sha256_file, parse_manifest
-from skillcheck.catalog import (
+from skillcheck.package.bundlecheck import _sha256_file, parse_manifest
+from skillcheck.package.catalog import (
     CatalogError,
     dumps_manifest,
     file_digest,
@@ -66,7 +65,8 @@ from skillcheck.catalog import (
     shipped_files,
     show,
 )
-from skillcheck.model import Skill, SkillFile
+from skillcheck.source.atomic import make_temp_dir
+from skillcheck.source.skill import Skill, SkillFile
 
 # --- writing -------------------------------------------------------------------------------
 
@@ -221,7 +221,7 @@ def _atomic_write(output: Path, write: Callable[[BinaryIO], None], streaming: bo
 
     A failure (or an interrupt) removes the temporary file and leaves ``output`` as it was.
     """
-    from skillcheck.atomic import write_atomic_stream
+    from skillcheck.source.atomic import write_atomic_stream
 
     parent = output.parent
     if not parent.is_dir():

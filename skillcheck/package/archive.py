@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from skillcheck.catalog import (
+from skillcheck.errors import EXIT_ERROR, RefusedContent
+from skillcheck.package.catalog import (
     show,
 )
-from skillcheck.errors import EXIT_ERROR, RefusedContent
 
 # 1980-01-01T00:00:00Z: the earliest time a zip entry can carry (and what Python wheels use)
 DEFAULT_MTIME = 315532800

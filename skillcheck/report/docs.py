@@ -49,7 +49,7 @@ def readme_table() -> str:
 
 TABLE_START = "<!-- rules-table:start -->"
 TABLE_END = "<!-- rules-table:end -->"
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent.parent / "README.md"
 
 
 def with_readme_table(text: str) -> str:
@@ -66,11 +66,11 @@ def with_readme_table(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m skillcheck.docs --write-readme|--check-readme [README]``."""
+    """``python -m skillcheck.report.docs --write-readme|--check-readme [README]``."""
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m skillcheck.docs", description="Regenerate the README's rule table."
+        prog="python -m skillcheck.report.docs", description="Regenerate the README's rule table."
     )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--write-readme", action="store_true", help="rewrite the table in place")
@@ -88,14 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_readme:
         if updated != text:
             print(
-                f"{args.readme}: the rule table is stale; run python -m skillcheck.docs"
+                f"{args.readme}: the rule table is stale; run python -m skillcheck.report.docs"
                 " --write-readme",
                 file=sys.stderr,
             )
             return 1
         return 0
     if updated != text:
-        from skillcheck.atomic import write_atomic
+        from skillcheck.source.atomic import write_atomic
 
         write_atomic(args.readme, updated.encode("utf-8"))
         print(f"{args.readme}: rule table updated ({len(all_rules())} rules)", file=sys.stderr)

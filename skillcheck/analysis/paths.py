@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from skillcheck.load import OPAQUE_DIRS
-from skillcheck.model import Skill, SkillFile
+from skillcheck.source.load import OPAQUE_DIRS
+from skillcheck.source.skill import Skill, SkillFile
 
 MAX_HOPS = 40  # symlinks followed in one resolution, as Linux's ELOOP limit
 

@@ -1,12 +1,12 @@
 """Bundles read back: verification that trusts nothing, safe unpacking, and the loader API.
 
 Moved out of ``bundle.py`` (the writers and the strict archive readers) because it also reads
-well-known directories (``skillcheck.wellknown``), which are written with ``bundle.py``: the
+well-known directories (``skillcheck.package.wellknown``), which are written with ``bundle.py``: the
 import graph stays acyclic.
 
 A runtime loader's progressive-disclosure loop, served from a verified artifact::
 
-    from skillcheck.loader import open_bundle
+    from skillcheck.package.loader import open_bundle
 
     bundle = open_bundle(bundle_path)  # verifies everything; raises BundleError otherwise
     prompt = bundle.catalog_xml()  # level 1: every skill's name and description
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillcheck.archive import (
+from skillcheck.package.archive import (
     _CHUNK,
     DEFAULT_LIMITS,
     INDEX_NAME,
@@ -42,8 +42,8 @@ from skillcheck.archive import (
     _check_zip_directory,
     _parse_expect,
 )
-from skillcheck.bundle import _write_new_file, building_dir
-from skillcheck.bundlecheck import (
+from skillcheck.package.bundle import _write_new_file, building_dir
+from skillcheck.package.bundlecheck import (
     VerifyResult,
     _Checker,
     _expectations,
@@ -54,7 +54,7 @@ from skillcheck.bundlecheck import (
     _zip_read_exact,
     parse_manifest,
 )
-from skillcheck.catalog import (
+from skillcheck.package.catalog import (
     SKILL_FILE,
     CatalogError,
     file_digest,
@@ -64,7 +64,7 @@ from skillcheck.catalog import (
     render_xml_entries,
     show,
 )
-from skillcheck.wellknown import FetchError, read_member, verify_directory
+from skillcheck.package.wellknown import FetchError, read_member, verify_directory
 
 
 def _file_chunks(root: Path, rel: str) -> Iterator[bytes]:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
-from skillcheck.model import Document, Frontmatter, Node, Pos, Span, TextIssue, YamlIssue
+from skillcheck.source.skill import Document, Frontmatter, Node, Pos, Span, TextIssue, YamlIssue
 
 try:  # libyaml is ~10x faster; the pure-Python parser gives the same events and marks
     from yaml import CSafeLoader as _Loader

@@ -1,7 +1,7 @@
 """What a bundle holds, checked against its manifest: the manifest's parsing (with a fast
 path for its JSON Schema), member-by-member checks and whole-archive verification.
 
-Moved out of ``bundle.py``; the loader (``skillcheck.loader``) and the writers use it.
+Moved out of ``bundle.py``; the loader (``skillcheck.package.loader``) and the writers use it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from skillcheck.archive import (
+from skillcheck.package.archive import (
     _CHUNK,
     _KIND_REASONS,
     DEFAULT_LIMITS,
@@ -32,13 +32,14 @@ from skillcheck.archive import (
     check_zip_member,
     open_zip,
 )
-from skillcheck.catalog import (
+from skillcheck.package.catalog import (
     collision_key,
     path_problem,
     rfc_path_problem,
     show,
     skill_digest,
 )
+from skillcheck.schemas import load_schema
 
 # --- checking members against the manifest ---------------------------------------------------
 
@@ -175,8 +176,7 @@ _FAST_CHECK: list[Callable[[Any], bool] | None] = []  # [] until compiled; [None
 def _schema() -> dict[str, Any]:
     global _SCHEMA
     if _SCHEMA is None:
-        schema_path = Path(__file__).parent / "schemas" / "manifest.schema.json"
-        _SCHEMA = json.loads(schema_path.read_text(encoding="utf-8"))
+        _SCHEMA = load_schema("manifest.schema.json")
     return _SCHEMA
 
 

@@ -3,7 +3,7 @@
 The manifest is skillcheck's own document (DESIGN §9), identified by ``MANIFEST_SCHEMA``:
 per skill its frontmatter fields, tokens and every file with size, mode and digest. It is
 not the Agent Skills Discovery RFC's index: ``pack --well-known`` writes that
-(``skillcheck.wellknown``), with this manifest beside it.
+(``skillcheck.package.wellknown``), with this manifest beside it.
 It is built on the loaded ``Skill`` model; nothing here re-walks a skill directory.
 
 Every read of a skill file goes through ``read_shipped``, which opens the file relative to
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.errors import RefusedContent
-from skillcheck.model import Figures, Skill, SkillFile
+from skillcheck.source.skill import Figures, Skill, SkillFile
 
 # identifies our manifest (catalog output, manifest.json of bundles and well-known dirs)
 MANIFEST_SCHEMA = "https://skillcheck.dev/schemas/manifest/1.0.0/schema.json"
@@ -406,7 +406,7 @@ def shipped_files(skill: Skill) -> list[SkillFile]:
     control characters; two names that collide on a case-insensitive or normalizing
     filesystem.
     """
-    from skillcheck.load import OPAQUE_DIRS  # directories the walk lists but never enters
+    from skillcheck.source.load import OPAQUE_DIRS  # directories the walk lists but never enters
 
     # catalog and pack both ask: work it out once per skill and run (a copy each time, so a
     # caller may change its list)

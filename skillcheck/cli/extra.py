@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from skillcheck.model import Severity
+from skillcheck.source.skill import Severity
 
 # --- --min-severity ---------------------------------------------------------------------------
 
@@ -91,7 +91,7 @@ def describe_settings(
 ) -> str:
     """The effective configuration, as TOML with a comment naming where each value came from
     (the command line, the configuration file, or the default)."""
-    from skillcheck.config import load_config
+    from skillcheck.engine.config import load_config
     from skillcheck.rules import all_rules
 
     config = load_config(config_file, isolated=isolated)
@@ -189,8 +189,8 @@ def starter_config(root: Path) -> str:
 def write_starter_config(root: Path, force: bool) -> tuple[Path, str]:
     """Write skillcheck.toml in ``root`` (validated before it is written); refuse to replace
     an existing one unless ``force``. Raises ConfigError or OSError."""
-    from skillcheck.atomic import write_atomic
-    from skillcheck.config import ConfigError, validate
+    from skillcheck.engine.config import ConfigError, validate
+    from skillcheck.source.atomic import write_atomic
 
     path = root / "skillcheck.toml"
     if os.path.lexists(path) and not force:

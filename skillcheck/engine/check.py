@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.errors import InternalError
-from skillcheck.model import (
+from skillcheck.rules import Context, Rule, all_rules
+from skillcheck.source.skill import (
     Diagnostic,
     Finding,
     Impact,
@@ -25,7 +26,6 @@ from skillcheck.model import (
     SkillSummary,
     Span,
 )
-from skillcheck.rules import Context, Rule, all_rules
 from skillcheck.targets import DEFAULT_TARGETS, TARGETS
 
 
@@ -149,7 +149,7 @@ def _views(skill: Skill, ctx: Context) -> list[tuple[Skill, Context, bool]]:
     split = tuple(t for t in ctx.targets if TARGETS[t].substring_split)
     if not split or skill.doc is None:
         return [(skill, ctx, True)]
-    from skillcheck.parse import substring_view
+    from skillcheck.source.frontmatter import substring_view
 
     doc = substring_view(skill.doc, strict=all(TARGETS[t].strict_yaml for t in split))
     if doc is None:

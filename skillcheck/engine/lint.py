@@ -21,20 +21,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillcheck.check import (
+from skillcheck.engine.check import (
     Settings,
     check_scope,
     per_path_filter,
 )
-from skillcheck.discover import Discovery, Problem, discover
-from skillcheck.model import (
+from skillcheck.rules import Context
+from skillcheck.source.discover import Discovery, Problem, discover
+from skillcheck.source.skill import (
     Diagnostic,
     Outcome,
     Severity,
     Skill,
     SkillSummary,
 )
-from skillcheck.rules import Context
 
 
 @dataclass
@@ -90,7 +90,7 @@ def lint(
     """
     rules = settings.enabled()
     ctx = Context(targets=settings.targets, options=settings.options)
-    from skillcheck.engine import CheckRun, collection_diagnostics
+    from skillcheck.engine.runner import CheckRun, collection_diagnostics
 
     # the directories being linted: a SKILL.md symlinked to a file inside them is read
     trees = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
@@ -111,7 +111,7 @@ def lint(
     diagnostics.extend(collection_diagnostics(checked, rules, ctx))
     _add_walk_problems(found, skills)
     diagnostics.extend(check_scope("discovery", found, rules, ctx))
-    from skillcheck.suppress import apply_suppressions
+    from skillcheck.engine.suppress import apply_suppressions
 
     diagnostics = apply_suppressions(diagnostics, skills, rules, ctx)
     ignored = per_path_filter(settings)

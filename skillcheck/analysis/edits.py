@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from skillcheck.analysis.tools import split_tools
-from skillcheck.model import Document, Fix, Frontmatter, Node, Pos, Span
-from skillcheck.parse import decode, parse_document, split_lines
+from skillcheck.source.frontmatter import decode, parse_document, split_lines
+from skillcheck.source.skill import Document, Fix, Frontmatter, Node, Pos, Span
 
 _BOM = codecs.BOM_UTF8
 _UNMAPPABLE = frozenset({"utf16", "utf32", "invalid-utf8"})

@@ -14,8 +14,8 @@ carries it, every artifact must match it file for file. RFC clients ignore it.
 Reading is one pipeline for ``verify DIR``, ``install`` and the loader: parse the index
 (unknown ``$schema`` refused; none = v0.1.0, which has no digests and is read only when
 the caller accepts unverified content), fetch each artifact through a ``Source`` (a local
-directory, or HTTP in ``skillcheck.install``), check its digest before anything else, then
-open archives with the strict, bounded readers of ``skillcheck.bundle``.
+directory, or HTTP in ``skillcheck.package.install``), check its digest before anything else, then
+open archives with the strict, bounded readers of ``skillcheck.package.bundle``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from skillcheck.archive import (
+from skillcheck.errors import SkillcheckError, UsageError
+from skillcheck.package.archive import (
     DEFAULT_LIMITS,
     INDEX_NAME,
     MANIFEST_NAME,
@@ -45,7 +46,7 @@ from skillcheck.archive import (
     default_mtime,
     open_zip,
 )
-from skillcheck.bundle import (
+from skillcheck.package.bundle import (
     _atomic_write,
     _check_outside_skills,
     _content,
@@ -56,14 +57,14 @@ from skillcheck.bundle import (
     _write_zip,
     building_dir,
 )
-from skillcheck.bundlecheck import (
+from skillcheck.package.bundlecheck import (
     VerifyResult,
     _no_duplicate_keys,
     _reject_constant,
     _zip_chunks,
     parse_manifest,
 )
-from skillcheck.catalog import (
+from skillcheck.package.catalog import (
     MANIFEST_SCHEMA,
     SKILL_FILE,
     CatalogError,
@@ -76,8 +77,7 @@ from skillcheck.catalog import (
     show,
     skill_digest,
 )
-from skillcheck.errors import SkillcheckError, UsageError
-from skillcheck.model import Skill
+from skillcheck.source.skill import Skill
 
 RFC_SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
 WELL_KNOWN = "/.well-known/agent-skills/"

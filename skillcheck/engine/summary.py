@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from skillcheck.model import (
+from skillcheck.rules import Context
+from skillcheck.rules.base import usable_frontmatter, value_span
+from skillcheck.source.skill import (
     Diagnostic,
     Figures,
     Fix,
@@ -22,16 +24,14 @@ from skillcheck.model import (
     SkillSummary,
     Span,
 )
-from skillcheck.rules import Context
-from skillcheck.rules.base import usable_frontmatter, value_span
 
 
 def summarise(
     skill: Skill, diagnostics: list[Diagnostic], ctx: Context, figures: bool = False
 ) -> SkillSummary:
     """What the rest of the run needs of ``skill`` (checked, with ``diagnostics``)."""
+    from skillcheck.engine.suppress import find_suppressions
     from skillcheck.rules.collection import description_words
-    from skillcheck.suppress import find_suppressions
 
     summary = SkillSummary(
         root=skill.root,
@@ -102,7 +102,7 @@ def _file_lines(skill: Skill, path: Path) -> list[str]:
     """A file's lines as reports show them: SKILL.md as parsed, other files decoded."""
     if skill.doc is not None and skill.doc.path == path:
         return skill.doc.lines
-    from skillcheck.load import read_file
+    from skillcheck.source.load import read_file
 
     try:
         entry = skill.file(path.relative_to(skill.root).as_posix())
@@ -302,7 +302,7 @@ def _suppression_to_json(sup: Any) -> dict[str, Any]:
 
 
 def _suppression_from_json(data: dict[str, Any]) -> Any:
-    from skillcheck.suppress import Suppression
+    from skillcheck.engine.suppress import Suppression
 
     codes = data["codes"]
     next_line = data["next_line"]

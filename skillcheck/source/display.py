@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from skillcheck.lazy import LazyPattern
+from skillcheck.source.lazy import LazyPattern
 
 # C0/C1 controls (but tab), DEL, bidi/zero-width marks that reorder or hide text, and lone
 # surrogates (undecodable file-name bytes), which no UTF-8 output can encode; compiled on

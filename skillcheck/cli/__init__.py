@@ -114,7 +114,7 @@ def _emit(text: str, output: Path | None) -> None:
             reason = exc.strerror if isinstance(exc, OSError) else "it is closed"
             raise UsageError(f"<stdout>: cannot write: {reason or exc}") from None
         return
-    from skillcheck.atomic import write_atomic
+    from skillcheck.source.atomic import write_atomic
 
     try:
         write_atomic(output, text.encode("utf-8"))
@@ -201,7 +201,7 @@ def rule_selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _settings(config_file, isolated, target, **overrides):
-    from skillcheck.config import build_settings, load_config
+    from skillcheck.engine.config import build_settings, load_config
 
     config = load_config(config_file, isolated=isolated)
     return build_settings(config, target=target, **overrides)
@@ -296,7 +296,7 @@ def lint(
     folder PATH with no skill under it is an error (SK100, exit 1); a file that belongs to
     no skill is ignored.
     """
-    from skillcheck.lint import lint as run_lint
+    from skillcheck.engine.lint import lint as run_lint
     from skillcheck.report import ReportOptions, render
 
     overrides = {
@@ -309,12 +309,12 @@ def lint(
     settings = _settings(config_file, isolated, target, **overrides)
     _run_options(settings, jobs, no_cache or fix or diff, cache_dir)
     if show_settings:
-        from skillcheck.cliextra import describe_settings
+        from skillcheck.cli.extra import describe_settings
 
         click.echo(describe_settings(settings, config_file, isolated, target, overrides, jobs))
         return
     settings.figures = fmt == "json" or statistics
-    from skillcheck.cliextra import Progress
+    from skillcheck.cli.extra import Progress
 
     # on a terminal, for a human report only: never in a pipe or next to a machine format
     wanted = fmt == "text" and Progress.wanted(quiet)
@@ -341,7 +341,7 @@ def lint(
 
         fixed = fix_in_place(list(paths) or [Path(".")], settings, result)
         result = fixed.result
-        from skillcheck.cliextra import fix_messages
+        from skillcheck.cli.extra import fix_messages
 
         for line in [*fix_messages(fixed, Path.cwd()), *fixed.messages(Path.cwd())]:
             click.echo(line, err=True)
@@ -351,7 +351,7 @@ def lint(
             "skillcheck: warning: no skills found (a skill is a directory with a SKILL.md)",
             err=True,
         )
-    from skillcheck.cliextra import filter_severity
+    from skillcheck.cli.extra import filter_severity
 
     result, hidden = filter_severity(result, min_severity)
     options = ReportOptions(
@@ -378,7 +378,7 @@ def lint(
 @handle_errors
 def rules_command(fmt: str) -> None:
     """List every rule."""
-    from skillcheck.docs import rules_json, rules_table
+    from skillcheck.report.docs import rules_json, rules_table
 
     _emit(rules_json() if fmt == "json" else rules_table(), None)
 
@@ -406,7 +406,7 @@ def rule_command(code_or_slug: str) -> None:
 def init_command(directory: Path, force: bool) -> None:
     """Write a starter skillcheck.toml, with targets detected from the layout
     (.claude/skills: claude-code, .github/skills: copilot, .agents/skills: codex...)."""
-    from skillcheck.cliextra import write_starter_config
+    from skillcheck.cli.extra import write_starter_config
 
     try:
         path, text = write_starter_config(directory, force)
@@ -435,7 +435,7 @@ def lsp_command(stdio: bool) -> None:
 
 def _run_options(settings, jobs: int, no_cache: bool, cache_dir: Path | None) -> None:
     """--jobs and the result cache (not configuration: they change how, not what)."""
-    from skillcheck.engine import available_cpus
+    from skillcheck.engine.runner import available_cpus
 
     settings.jobs = jobs or available_cpus()
     if no_cache:
@@ -443,7 +443,7 @@ def _run_options(settings, jobs: int, no_cache: bool, cache_dir: Path | None) ->
     elif cache_dir is not None:
         settings.cache_dir = cache_dir
     else:
-        from skillcheck.cache import default_directory
+        from skillcheck.engine.cache import default_directory
 
         settings.cache_dir = default_directory(settings.config_root or Path.cwd())
 
@@ -460,7 +460,7 @@ def _refusal_shown(quiet: bool) -> Iterator[Callable[[Path], None] | None]:
     """Progress while catalog/pack lint, and the diagnostics on stderr when the library
     refuses (``api.Refused``, exit 1 through ``handle_errors``)."""
     from skillcheck.api import Refused
-    from skillcheck.cliextra import Progress
+    from skillcheck.cli.extra import Progress
 
     # progress only when both streams are a terminal: a piped manifest is for a machine
     shown = Progress.wanted(quiet) and sys.stdout.isatty()
@@ -505,7 +505,7 @@ def catalog(
 ) -> None:
     """Write skillcheck's catalog manifest (not the discovery RFC's index: pack --well-known)."""
     from skillcheck.api import check_for_shipping, manifest
-    from skillcheck.catalog import dumps_manifest, render_markdown, render_xml
+    from skillcheck.package.catalog import dumps_manifest, render_markdown, render_xml
 
     settings = _shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict)
     with _refusal_shown(quiet) as progress:
@@ -615,7 +615,7 @@ def pack(
 @handle_errors
 def verify(bundle, expect_digest, allow_unverified, base_url) -> None:
     """Verify a bundle, or a well-known directory (anyone's), without trusting it."""
-    from skillcheck.loader import verify as run_verify
+    from skillcheck.package.loader import verify as run_verify
     from skillcheck.report import safe
 
     result = run_verify(bundle, expect_digest, allow_unverified=allow_unverified, base_url=base_url)
@@ -632,7 +632,7 @@ def verify(bundle, expect_digest, allow_unverified, base_url) -> None:
 @handle_errors
 def unpack(bundle, dest, expect_digest, force) -> None:
     """Verify a bundle, then extract it into DEST atomically."""
-    from skillcheck.loader import unpack as run_unpack
+    from skillcheck.package.loader import unpack as run_unpack
 
     run_unpack(bundle, dest, expect_digest=expect_digest, force=force)
     from skillcheck.report import safe
@@ -666,12 +666,12 @@ def install(
 ) -> None:
     """Install skills published by the Agent Skills Discovery RFC (an origin, an index URL
     or a directory) into DEST/<name>/, verified, atomically; then lint them."""
-    from skillcheck.archive import Limits
-    from skillcheck.cliextra import Progress
-    from skillcheck.install import install as run_install
-    from skillcheck.install import open_source
+    from skillcheck.cli.extra import Progress
+    from skillcheck.package.archive import Limits
+    from skillcheck.package.install import install as run_install
+    from skillcheck.package.install import open_source
+    from skillcheck.package.wellknown import FetchError
     from skillcheck.report import safe
-    from skillcheck.wellknown import FetchError
 
     # on a terminal only, as for lint: never in a pipe or a CI log
     fetching = Progress("skillcheck: installing") if Progress.wanted(False) else None
@@ -709,7 +709,7 @@ def install(
         click.echo(safe(f"{name} is up to date in {dest}"))
     code = max((c for _, _, c in report.failed), default=EXIT_CLEAN)
     if report.installed and not dry_run:
-        from skillcheck.lint import lint as run_lint
+        from skillcheck.engine.lint import lint as run_lint
         from skillcheck.report import ReportOptions, render
 
         settings = _settings(None, False, None)

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
-from skillcheck.archive import DEFAULT_LIMITS, INSTALLED_NAME, BundleError, Limits
-from skillcheck.bundle import _write_new_file, building_dir
-from skillcheck.bundlecheck import parse_manifest
-from skillcheck.catalog import (
+from skillcheck.errors import UsageError
+from skillcheck.package.archive import DEFAULT_LIMITS, INSTALLED_NAME, BundleError, Limits
+from skillcheck.package.bundle import _write_new_file, building_dir
+from skillcheck.package.bundlecheck import parse_manifest
+from skillcheck.package.catalog import (
     MANIFEST_SCHEMA,
     CatalogError,
     dumps_manifest,
@@ -40,8 +41,7 @@ from skillcheck.catalog import (
     show,
     skill_digest,
 )
-from skillcheck.errors import UsageError
-from skillcheck.wellknown import (
+from skillcheck.package.wellknown import (
     INDEX_NAME,
     WELL_KNOWN,
     Artifact,
@@ -334,7 +334,7 @@ def _update_record(
     """Merge what was installed into ``DEST/.skillcheck-installed.json`` (our manifest), so
     that ``open_bundle(DEST)`` verifies the installed skills; skills installed unverified
     (None) are left out of it, as are skills whose directory is gone."""
-    from skillcheck.atomic import write_atomic
+    from skillcheck.source.atomic import write_atomic
 
     entries = dict(previous)
     for name, entry in records.items():

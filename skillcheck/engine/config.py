@@ -187,7 +187,7 @@ def build_settings(
     tokenizer: str | None = None,
 ):
     """Merge the configuration and the command line (which wins) into lint Settings."""
-    from skillcheck.check import Settings
+    from skillcheck.engine.check import Settings
     from skillcheck.rules import all_rules
     from skillcheck.targets import DEFAULT_TARGETS, parse_targets
 

@@ -1,0 +1,1 @@
+"""Run rules over skills: check, workers, cache, summaries, suppressions, results."""

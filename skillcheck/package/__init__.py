@@ -1,0 +1,1 @@
+"""Manifest, archive writers and strict readers, verify, unpack, publish, install, loader."""

@@ -1,0 +1,1 @@
+"""What a skill is made of: text, files, frontmatter, Markdown, the model."""
