@@ -18,6 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillcheck.engine.check import check_skill, per_path_filter
+from skillcheck.engine.lint import lint
+from skillcheck.engine.summary import summarise
+from skillcheck.engine.suppress import apply_suppressions
+from skillcheck.rules import Context
+from skillcheck.source.atomic import write_atomic
+from skillcheck.source.display import display_path, inert_lines, safe
+from skillcheck.source.frontmatter import parse_document
+from skillcheck.source.load import read_regular
 from skillcheck.source.skill import Diagnostic, Fix, Skill
 
 MAX_ROUNDS = 5
@@ -70,7 +79,6 @@ def _fixes_for(diagnostics: Iterable[Diagnostic], path: Path) -> list[tuple[Diag
 
 def _reload(skill: Skill, data: bytes) -> Skill:
     """The skill as it would be with SKILL.md holding ``data`` (other files as read)."""
-    from skillcheck.source.frontmatter import parse_document
 
     assert skill.skill_md is not None and skill.doc is not None
     doc = parse_document(skill.skill_md, data, len(data))
@@ -80,10 +88,6 @@ def _reload(skill: Skill, data: bytes) -> Skill:
 
 
 def _relint(skill: Skill, settings: Any) -> list[Diagnostic]:
-    from skillcheck.engine.check import check_skill, per_path_filter
-    from skillcheck.engine.summary import summarise
-    from skillcheck.engine.suppress import apply_suppressions
-    from skillcheck.rules import Context
 
     rules = settings.enabled()
     ctx = Context(targets=settings.targets, options=settings.options)
@@ -141,8 +145,6 @@ def write_plans(plans: Iterable[FilePlan]) -> list[tuple[Path, str]]:
 
     A file whose bytes on disk differ from what was read (edited meanwhile) is not written.
     """
-    from skillcheck.source.atomic import write_atomic
-    from skillcheck.source.load import read_regular
 
     failures: list[tuple[Path, str]] = []
     for plan in plans:
@@ -172,7 +174,6 @@ def unified_diff(plans: Iterable[FilePlan], cwd: Path) -> str:
     escaped, so the preview cannot drive the terminal; a CRLF line ending is kept, so the
     diff of a CRLF -> LF fix applies with ``git apply -p0`` or ``patch -p0``.
     """
-    from skillcheck.source.display import display_path, inert_lines, safe
 
     out: list[str] = []
     for plan in plans:
@@ -211,7 +212,6 @@ class FixReport:
 
     def messages(self, cwd: Path) -> list[str]:
         """One line per file that could not be fixed, for stderr."""
-        from skillcheck.source.display import display_path, safe
 
         return [
             f"skillcheck: error: {safe(display_path(path, cwd))}: not fixed: {reason}"
@@ -221,7 +221,6 @@ class FixReport:
 
 def fix_in_place(paths: list[Path], settings: Any, result: Any) -> FixReport:
     """``--fix``: write every safe fix, then lint again and return what remains."""
-    from skillcheck.engine.lint import lint
 
     plans = plan_fixes(result, settings)
     failures = write_plans(plans)

@@ -138,3 +138,31 @@ def test_the_checks_catch_a_cycle_and_an_upward_import() -> None:
     assert "skillcheck.rules.base" in GRAPH["skillcheck.rules.fields"]
     with pytest.raises(AssertionError, match="has no layer"):
         _layer("skillcheck.newmodule")
+    # the commands do defer imports, and the deferred-import scan sees them
+    assert _deferred_imports("skillcheck.cli")
+
+
+def _deferred_imports(module: str) -> list[str]:
+    """The package modules ``module`` imports inside a function body."""
+    out = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom) and (
+                    inner.level or (inner.module or "").startswith("skillcheck")
+                ):
+                    out.append(f"line {inner.lineno}: from {inner.module}")
+                elif isinstance(inner, ast.Import):
+                    out += [
+                        f"line {inner.lineno}: import {a.name}"
+                        for a in inner.names
+                        if a.name.startswith("skillcheck")
+                    ]
+    return out
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) > 0))
+def test_only_the_command_layer_defers_imports(module: str) -> None:
+    # the commands defer imports for start-up time; below them an import inside a function
+    # would only hide a cycle or an upward edge
+    assert _deferred_imports(module) == []

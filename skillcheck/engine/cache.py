@@ -39,6 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
+from skillcheck.engine.summary import diagnostic_from_json, diagnostic_to_json, from_json, to_json
+from skillcheck.source.atomic import write_atomic
+from skillcheck.source.load import read_file
 from skillcheck.source.skill import Skill, SkillSummary
 
 FORMAT = 1
@@ -235,7 +238,6 @@ def input_digest(record: dict[str, Any]) -> str | None:
 def same_content(skill: Skill, record: dict[str, Any]) -> bool:
     """Whether ``skill`` (loaded, unchecked) holds what the entry ``record`` was made from.
     Files are read through ``load.read_file``, so a mismatch leaves them read for the rules."""
-    from skillcheck.source.load import read_file
 
     try:
         if record["shape"] != shape(listing_of(skill)):
@@ -286,7 +288,6 @@ class ResultCache:
 
     def summary_of(self, record: dict[str, Any], figures: bool) -> SkillSummary | None:
         """The entry's summary, or None when it is damaged or lacks figures a report needs."""
-        from skillcheck.engine.summary import from_json
 
         if figures and not record.get("figures"):
             return None
@@ -312,7 +313,6 @@ class ResultCache:
         self, skill: Skill, summary: SkillSummary, inputs: dict[str, Any], figures: bool
     ) -> dict[str, Any]:
         """The entry for ``skill``, checked into ``summary`` from ``inputs`` (``inputs_of``)."""
-        from skillcheck.engine.summary import to_json
 
         return {
             "format": FORMAT,
@@ -343,7 +343,6 @@ class ResultCache:
     def _write(self, path: Path | str, record: dict[str, Any]) -> None:
         if not self.writable:
             return
-        from skillcheck.source.atomic import write_atomic
 
         try:
             self._prepare()
@@ -363,7 +362,6 @@ class ResultCache:
         return _text_digest((self.key, figures, inputs))
 
     def load_collection(self, key: str) -> list[Any] | None:
-        from skillcheck.engine.summary import diagnostic_from_json
 
         data = _read_json(self.folder / "collection.json")
         try:
@@ -376,7 +374,6 @@ class ResultCache:
             return None
 
     def store_collection(self, key: str, diagnostics: list[Any]) -> None:
-        from skillcheck.engine.summary import diagnostic_to_json
 
         if any(d.fix is not None for d in diagnostics):
             return  # collection rules plan no edits; never store what could not be read back

@@ -16,6 +16,7 @@ from typing import Any
 
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
+from skillcheck.source.frontmatter import substring_view
 from skillcheck.source.skill import (
     Diagnostic,
     Finding,
@@ -149,7 +150,6 @@ def _views(skill: Skill, ctx: Context) -> list[tuple[Skill, Context, bool]]:
     split = tuple(t for t in ctx.targets if TARGETS[t].substring_split)
     if not split or skill.doc is None:
         return [(skill, ctx, True)]
-    from skillcheck.source.frontmatter import substring_view
 
     doc = substring_view(skill.doc, strict=all(TARGETS[t].strict_yaml for t in split))
     if doc is None:

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillcheck.engine.check import Settings
 from skillcheck.errors import ConfigError
+from skillcheck.rules import all_rules, resolve_selector
+from skillcheck.rules.fields import load_frontmatter_schema
+from skillcheck.schemas import load_schema
+from skillcheck.schemas.subset import validate as check
+from skillcheck.targets import DEFAULT_TARGETS, parse_targets
+from skillcheck.tokens import get_tokenizer
 
 CONFIG_NAMES = ("skillcheck.toml", ".skillcheck.toml", "pyproject.toml")
 
@@ -112,9 +119,6 @@ def validate(values: dict[str, Any], path: Path) -> None:
     """Check ``values`` against schemas/config.schema.json; raise ConfigError on the first fault."""
     import json
 
-    from skillcheck.schemas import load_schema
-    from skillcheck.schemas.subset import validate as check
-
     schema = load_schema("config.schema.json")
     if path.name != "pyproject.toml" and isinstance(values.get("tool"), dict):
         raise ConfigError(
@@ -156,7 +160,6 @@ def _check_target(value: Any, path: Path) -> None:
     """A bad target gets the message ``--target`` gives (the schema's would list no names)."""
     if not isinstance(value, (str, list)) or not all(isinstance(v, str) for v in value):
         return  # not strings: the schema says what is wrong
-    from skillcheck.targets import parse_targets
 
     try:
         parse_targets(value)
@@ -165,7 +168,6 @@ def _check_target(value: Any, path: Path) -> None:
 
 
 def _selectors(values: list[str] | None, where: str) -> set[str]:
-    from skillcheck.rules import resolve_selector
 
     codes: set[str] = set()
     for value in values or ():
@@ -187,9 +189,6 @@ def build_settings(
     tokenizer: str | None = None,
 ):
     """Merge the configuration and the command line (which wins) into lint Settings."""
-    from skillcheck.engine.check import Settings
-    from skillcheck.rules import all_rules
-    from skillcheck.targets import DEFAULT_TARGETS, parse_targets
 
     where = str(config.path) if config.path else "configuration"
     raw_target = target if target is not None else config.get("target")
@@ -209,8 +208,6 @@ def build_settings(
     selected -= _selectors(ignore, "--ignore")
     spec = tokenizer or config.get("tokenizer", "estimate")
     try:  # load it now: a bad spec is a usage error before any skill is read
-        from skillcheck.tokens import get_tokenizer
-
         get_tokenizer(spec)
     except ValueError as exc:
         source = "--tokenizer" if tokenizer else f"{where}: tokenizer"
@@ -233,8 +230,6 @@ def build_settings(
         ),
     }
     if options["frontmatter-schema"]:  # a missing or invalid schema: exit 2 before linting
-        from skillcheck.rules.fields import load_frontmatter_schema
-
         load_frontmatter_schema(options["frontmatter-schema"], where)
     return Settings(
         targets=targets,

@@ -26,7 +26,10 @@ from skillcheck.engine.check import (
     check_scope,
     per_path_filter,
 )
+from skillcheck.engine.runner import CheckRun, collection_diagnostics
+from skillcheck.engine.suppress import apply_suppressions
 from skillcheck.rules import Context
+from skillcheck.rules.budgets import statistics_table
 from skillcheck.source.discover import Discovery, Problem, discover
 from skillcheck.source.skill import (
     Diagnostic,
@@ -55,7 +58,6 @@ class LintResult:
 
     def statistics_table(self) -> list[str]:
         """Tokens per tier and lines of each skill (``--statistics``), shared with SK6xx."""
-        from skillcheck.rules.budgets import statistics_table
 
         return statistics_table(self.skills, self.tokenizer)
 
@@ -90,7 +92,6 @@ def lint(
     """
     rules = settings.enabled()
     ctx = Context(targets=settings.targets, options=settings.options)
-    from skillcheck.engine.runner import CheckRun, collection_diagnostics
 
     # the directories being linted: a SKILL.md symlinked to a file inside them is read
     trees = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
@@ -111,7 +112,6 @@ def lint(
     diagnostics.extend(collection_diagnostics(checked, rules, ctx))
     _add_walk_problems(found, skills)
     diagnostics.extend(check_scope("discovery", found, rules, ctx))
-    from skillcheck.engine.suppress import apply_suppressions
 
     diagnostics = apply_suppressions(diagnostics, skills, rules, ctx)
     ignored = per_path_filter(settings)

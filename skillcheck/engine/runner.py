@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillcheck.rules import Context, Rule
+from skillcheck.engine.cache import ResultCache, input_digest, inputs_of, run_key, same_content
+from skillcheck.engine.check import check_collection, check_skill
+from skillcheck.engine.summary import summarise
+from skillcheck.errors import InternalError
+from skillcheck.rules import Context, Rule, all_rules
+from skillcheck.rules.budgets import budget
+from skillcheck.rules.collection import load_group
+from skillcheck.source.display import display_path
+from skillcheck.source.load import load_skill, scan
 from skillcheck.source.skill import Skill, SkillSummary
 
 # below this many skills to check, starting processes costs more than it saves
@@ -77,7 +85,6 @@ class Checker:
     the digest of its inputs when the cache is on)."""
 
     def __init__(self, spec: CheckerSpec, keep: bool = False) -> None:
-        from skillcheck.rules import all_rules
 
         # all_rules, not the bare registry: a spawned worker has imported no rule module yet
         rules = {r.code: r for r in all_rules()}
@@ -88,37 +95,29 @@ class Checker:
         self.trees = spec.trees
         self.cache = None
         if spec.cache_dir is not None and spec.cache_key is not None:
-            from skillcheck.engine.cache import ResultCache
-
             self.cache = ResultCache(spec.cache_dir, spec.cache_key)
             self.cache.started_ns = spec.started_ns
         # skills checked in this process, by root, when the caller keeps them
         self.kept: dict[Path, Skill] | None = {} if keep else None
 
     def __call__(self, task: Task) -> Done:
-        from skillcheck.source.load import load_skill
 
         root, display_root, listing, entry = task
         skill = load_skill(root, display_root, listing, self.trees)
         cache = self.cache
-        if entry is not None and cache is not None:
-            from skillcheck.engine.cache import input_digest, same_content
-
-            if same_content(skill, entry):
-                summary = cache.summary_of(entry, self.figures)
-                if summary is not None:
-                    cache.store(root, cache.refreshed(entry, skill))
-                    summary.display_root = display_root
-                    summary.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
-                    if self.kept is not None:
-                        self.kept[root] = skill
-                    return root, summary, "content", input_digest(entry)
+        if entry is not None and cache is not None and same_content(skill, entry):
+            summary = cache.summary_of(entry, self.figures)
+            if summary is not None:
+                cache.store(root, cache.refreshed(entry, skill))
+                summary.display_root = display_root
+                summary.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
+                if self.kept is not None:
+                    self.kept[root] = skill
+                return root, summary, "content", input_digest(entry)
         return self.check(skill)
 
     def check(self, skill: Skill) -> Done:
         """Run the rules on a loaded skill and summarise it (and cache the summary)."""
-        from skillcheck.engine.check import check_skill
-        from skillcheck.engine.summary import summarise
 
         root = skill.root
         cache = self.cache
@@ -126,8 +125,6 @@ class Checker:
         summary = summarise(skill, diagnostics, self.ctx, self.figures)
         digest = None
         if cache is not None or self.inputs:
-            from skillcheck.engine.cache import input_digest, inputs_of
-
             summary.inputs = inputs_of(skill)
             # a SKILL.md read from outside the skill is not in the inputs the cache compares
             if cache is not None and skill.skill_md_target is None:
@@ -192,8 +189,6 @@ class CheckRun:
         spec.trees = trees
         self.cwd = Path.cwd()
         if settings.cache_dir is not None:
-            from skillcheck.engine.cache import run_key
-
             spec.cache_dir = Path(settings.cache_dir)
             spec.cache_key = run_key(spec.rule_codes, ctx.targets, ctx.options, self.cwd)
             spec.started_ns = time.time_ns()
@@ -210,14 +205,10 @@ class CheckRun:
 
     def add(self, root: Path) -> None:
         """A skill found by discovery: taken from the cache, or queued to be checked."""
-        from skillcheck.source.display import display_path
 
         display_root = display_path(root, self.cwd)
         listing = entry = None
         if self.cache is not None:
-            from skillcheck.engine.cache import input_digest
-            from skillcheck.source.load import scan
-
             listing = scan(root)
             if _skill_md_linked(listing[0]):
                 # a symlinked SKILL.md may be read from outside the skill, where the cache
@@ -260,8 +251,6 @@ class CheckRun:
         """Send what is left and wait for every chunk; the failures, by final position."""
         # imported here: a run that never starts workers never imports multiprocessing
         from concurrent.futures.process import BrokenProcessPool
-
-        from skillcheck.errors import InternalError
 
         failures: list[tuple[int, Exception]] = []
         try:
@@ -334,14 +323,12 @@ def _skill_md_linked(entries: list[Any]) -> bool:
 
 
 def _load_again(summary: SkillSummary, trees: tuple[str, ...] = ()) -> Skill:
-    from skillcheck.source.load import load_skill
 
     return load_skill(summary.root, summary.display_root, trees=trees)
 
 
 def _unchanged(skill: Skill, inputs: dict[str, Any]) -> bool:
     """Whether ``skill`` (loaded now) holds what a summary was computed from."""
-    from skillcheck.engine.cache import same_content
 
     return same_content(skill, inputs)
 
@@ -349,12 +336,10 @@ def _unchanged(skill: Skill, inputs: dict[str, Any]) -> bool:
 def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) -> list[Any]:
     """The collection rules' diagnostics: computed, or taken from the cache when every
     skill's input is what it was when they were last computed."""
-    from skillcheck.engine.check import check_collection
 
     cache = checked.cache
     if cache is None or any(digest is None for digest in checked.inputs):
         return check_collection(checked.summaries, rules, ctx)
-    from skillcheck.rules.collection import load_group
 
     # the groups come from the folders around each skill (a plugin.json), not its files
     inputs = [
@@ -371,7 +356,6 @@ def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) ->
 
 def _collection_budget(rules: list[Rule], ctx: Context) -> bool:
     """SK608 compares every skill's catalog tokens: they are counted when it is checked."""
-    from skillcheck.rules.budgets import budget
 
     limit = budget(ctx, "collection-catalog-tokens", None)
     return limit is not None and any(r.code == "SK608" for r in rules)

@@ -11,8 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from skillcheck.engine.suppress import Suppression, find_suppressions
 from skillcheck.rules import Context
 from skillcheck.rules.base import usable_frontmatter, value_span
+from skillcheck.rules.budgets import skill_figures, tokenizer_spec
+from skillcheck.rules.collection import description_words
+from skillcheck.source.load import read_file
 from skillcheck.source.skill import (
     Diagnostic,
     Figures,
@@ -30,8 +34,6 @@ def summarise(
     skill: Skill, diagnostics: list[Diagnostic], ctx: Context, figures: bool = False
 ) -> SkillSummary:
     """What the rest of the run needs of ``skill`` (checked, with ``diagnostics``)."""
-    from skillcheck.engine.suppress import find_suppressions
-    from skillcheck.rules.collection import description_words
 
     summary = SkillSummary(
         root=skill.root,
@@ -61,8 +63,6 @@ def summarise(
     ]
     summary.suppressions = find_suppressions(skill)
     if figures:
-        from skillcheck.rules.budgets import skill_figures, tokenizer_spec
-
         fig = skill_figures(skill, tokenizer_spec(ctx))
         summary.figures = Figures(
             fig.catalog_tokens, fig.body_tokens, fig.reference_tokens, fig.body_lines
@@ -102,7 +102,6 @@ def _file_lines(skill: Skill, path: Path) -> list[str]:
     """A file's lines as reports show them: SKILL.md as parsed, other files decoded."""
     if skill.doc is not None and skill.doc.path == path:
         return skill.doc.lines
-    from skillcheck.source.load import read_file
 
     try:
         entry = skill.file(path.relative_to(skill.root).as_posix())
@@ -302,7 +301,6 @@ def _suppression_to_json(sup: Any) -> dict[str, Any]:
 
 
 def _suppression_from_json(data: dict[str, Any]) -> Any:
-    from skillcheck.engine.suppress import Suppression
 
     codes = data["codes"]
     next_line = data["next_line"]

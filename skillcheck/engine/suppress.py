@@ -20,7 +20,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillcheck.engine.check import guarded, make_diagnostic
 from skillcheck.rules import Context, Rule, get_rule
+from skillcheck.source.frontmatter import split_lines
+from skillcheck.source.load import read_text
+from skillcheck.source.markdown import MARKDOWN_SUFFIXES
 from skillcheck.source.skill import Diagnostic, Pos, Skill, SkillSummary, Span
 
 MARKER = "skillcheck-disable"
@@ -139,8 +143,6 @@ def find_suppressions(skill: Skill) -> list[Suppression]:
     doc = skill.doc
     if doc is not None and MARKER in doc.text.lower():
         out.extend(_resolve(_body_comments(doc.lines[doc.body_line - 1 :], doc.body_line), None))
-    from skillcheck.source.load import read_text
-    from skillcheck.source.markdown import MARKDOWN_SUFFIXES
 
     for entry in skill.files:
         if (
@@ -152,7 +154,6 @@ def find_suppressions(skill: Skill) -> list[Suppression]:
         text = read_text(skill, entry)
         if text is None or MARKER not in text.lower():
             continue
-        from skillcheck.source.frontmatter import split_lines
 
         out.extend(_resolve(_body_comments(split_lines(text), 1), entry.path))
     return out
@@ -213,7 +214,6 @@ def apply_suppressions(
     reporter = next((r for r in rules if r.scope == "suppression"), None)
     if reporter is None:
         return kept
-    from skillcheck.engine.check import guarded, make_diagnostic
 
     enabled = {r.code for r in rules}
     for skill, found in found_for:

@@ -17,8 +17,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from skillcheck.engine.config import ConfigError, build_settings, load_config
+from skillcheck.engine.lint import lint
+from skillcheck.engine.suppress import find_suppressions
+from skillcheck.fix import _relint, plan_fixes
+from skillcheck.rules import get_rule
+from skillcheck.source.frontmatter import parse_document, split_lines
+from skillcheck.source.load import find_skill_md, load_skill
 from skillcheck.source.markdown import MARKDOWN_SUFFIXES
 from skillcheck.source.skill import Diagnostic, Fix, Skill
+from skillcheck.targets import TARGETS
 
 Position = tuple[int, int]  # (line, column), 0-based, column in code points
 
@@ -57,7 +65,6 @@ def is_skill_markdown(path: Path) -> bool:
 
 def skill_root(path: Path) -> Path | None:
     """The nearest directory holding ``path`` that has a SKILL.md (a skill's file)."""
-    from skillcheck.source.load import find_skill_md
 
     if path.name.lower() == "skill.md":
         return path.parent
@@ -71,7 +78,6 @@ def settings_for(path: Path) -> Any:
     """The settings the command line would use when started in the file's directory (the
     configuration found walking up from it). Raises ConfigError. Never writes a cache, never
     starts processes: the server works in its own threads."""
-    from skillcheck.engine.config import build_settings, load_config
 
     settings = build_settings(load_config(cwd=path.parent))
     settings.jobs = 1
@@ -93,8 +99,6 @@ def _same_file(a: Path | None, b: Path) -> bool:
 
 def load_with_buffer(path: Path, text: str) -> Skill | None:
     """The skill holding ``path`` as on disk, except that ``path`` holds the buffer's text."""
-    from skillcheck.source.frontmatter import parse_document
-    from skillcheck.source.load import load_skill
 
     root = skill_root(path)
     if root is None:
@@ -119,8 +123,6 @@ def load_with_buffer(path: Path, text: str) -> Skill | None:
 
 def check_buffer(path: Path, text: str) -> Checked:
     """The skill rules' diagnostics for ``path`` holding ``text`` (nothing on disk changes)."""
-    from skillcheck.engine.config import ConfigError
-    from skillcheck.fix import _relint
 
     result = Checked(path, text)
     try:
@@ -139,8 +141,6 @@ def check_buffer(path: Path, text: str) -> Checked:
 def collection_diagnostics(path: Path, scope: Path | None) -> list[Diagnostic]:
     """Findings of the rules over several skills (duplicate names...) for ``path`` as saved,
     from a lint of ``scope`` (the workspace folder, else the directory of the skills)."""
-    from skillcheck.engine.config import ConfigError
-    from skillcheck.engine.lint import lint
 
     root = skill_root(path)
     if root is None:
@@ -166,7 +166,6 @@ def collection_diagnostics(path: Path, scope: Path | None) -> list[Diagnostic]:
 
 
 def _position_of_text(prefix: str) -> Position:
-    from skillcheck.source.frontmatter import split_lines
 
     lines = split_lines(prefix)
     return len(lines) - 1, len(lines[-1])
@@ -233,7 +232,6 @@ def actions(checked: Checked, wanted: tuple[Position, Position]) -> list[Action]
 
 def fix_all(checked: Checked) -> Action | None:
     """Every safe fix of SKILL.md, applied in rounds as ``--fix`` applies them, as one edit."""
-    from skillcheck.fix import plan_fixes
 
     skill = checked.skill
     if skill is None or skill.doc is None or not _same_file(skill.skill_md, checked.path):
@@ -259,7 +257,6 @@ def disable_action(checked: Checked, diag: Diagnostic) -> Action | None:
     else (a frontmatter finding, or where a comment on the line above would not count)
     ``disable`` for the whole file, after the frontmatter. Offered only when the comment, once
     inserted, is found and covers the diagnostic."""
-    from skillcheck.source.frontmatter import split_lines
 
     skill = checked.skill
     if skill is None:
@@ -303,7 +300,6 @@ def disable_action(checked: Checked, diag: Diagnostic) -> Action | None:
 
 
 def _offset(text: str, position: Position) -> int:
-    from skillcheck.source.frontmatter import split_lines
 
     lines = split_lines(text)
     offset = 0
@@ -318,8 +314,6 @@ def _suppresses(
 ) -> bool:
     """Whether ``comment`` inserted at ``at`` is a suppression covering ``diag`` (moved down
     by the inserted line when the comment goes above it)."""
-    from skillcheck.engine.suppress import find_suppressions
-    from skillcheck.source.frontmatter import parse_document
 
     skill = checked.skill
     assert skill is not None
@@ -349,7 +343,6 @@ def _suppresses(
 
 def hover(checked: Checked, position: Position) -> str | None:
     """The documentation of every rule whose diagnostic covers ``position``, as Markdown."""
-    from skillcheck.rules import get_rule
 
     pages: list[str] = []
     for diag in checked.diagnostics:
@@ -377,8 +370,6 @@ def completions(
 ) -> list[Completion]:
     """Top-level frontmatter keys the configured targets know (not yet written), and values
     for ``name`` (the directory's name) and the boolean fields."""
-    from skillcheck.source.frontmatter import split_lines
-    from skillcheck.targets import TARGETS
 
     lines = split_lines(text)
     line, column = position

@@ -22,6 +22,7 @@ from pygls.uris import to_fs_path
 
 from skillcheck import __version__
 from skillcheck.lsp import analysis
+from skillcheck.source.frontmatter import split_lines
 from skillcheck.source.skill import Diagnostic, Severity
 
 DEBOUNCE = 0.3  # seconds of quiet after a change before the buffer is checked
@@ -112,7 +113,6 @@ class SkillServer(LanguageServer):
         return checked
 
     def publish(self, uri: str, version: int | None, checked: analysis.Checked) -> None:
-        from skillcheck.source.frontmatter import split_lines
 
         lines = split_lines(checked.text)
         out: list[types.Diagnostic] = []
@@ -238,7 +238,6 @@ def make_server() -> SkillServer:
     async def code_action(
         ls: SkillServer, params: types.CodeActionParams
     ) -> list[types.CodeAction]:
-        from skillcheck.source.frontmatter import split_lines
 
         uri = params.text_document.uri
         checked = await ls.current(uri)
@@ -270,7 +269,6 @@ def make_server() -> SkillServer:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: SkillServer, params: types.HoverParams) -> types.Hover | None:
-        from skillcheck.source.frontmatter import split_lines
 
         checked = await ls.current(params.text_document.uri)
         if checked is None:
@@ -285,7 +283,6 @@ def make_server() -> SkillServer:
         types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", " "])
     )
     def completion(ls: SkillServer, params: types.CompletionParams) -> types.CompletionList:
-        from skillcheck.source.frontmatter import split_lines
 
         uri = params.text_document.uri
         path = ls.path_of(uri)

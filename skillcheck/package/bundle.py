@@ -65,7 +65,7 @@ from skillcheck.package.catalog import (
     shipped_files,
     show,
 )
-from skillcheck.source.atomic import make_temp_dir
+from skillcheck.source.atomic import make_temp_dir, write_atomic_stream
 from skillcheck.source.skill import Skill, SkillFile
 
 # --- writing -------------------------------------------------------------------------------
@@ -221,7 +221,6 @@ def _atomic_write(output: Path, write: Callable[[BinaryIO], None], streaming: bo
 
     A failure (or an interrupt) removes the temporary file and leaves ``output`` as it was.
     """
-    from skillcheck.source.atomic import write_atomic_stream
 
     parent = output.parent
     if not parent.is_dir():

@@ -28,7 +28,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from skillcheck.analysis.links import skill_md_link_uses
 from skillcheck.errors import RefusedContent
+from skillcheck.rules.budgets import count_lines, skill_figures
+from skillcheck.source.load import OPAQUE_DIRS
 from skillcheck.source.skill import Figures, Skill, SkillFile
 
 # identifies our manifest (catalog output, manifest.json of bundles and well-known dirs)
@@ -406,7 +409,6 @@ def shipped_files(skill: Skill) -> list[SkillFile]:
     control characters; two names that collide on a case-insensitive or normalizing
     filesystem.
     """
-    from skillcheck.source.load import OPAQUE_DIRS  # directories the walk lists but never enters
 
     # catalog and pack both ask: work it out once per skill and run (a copy each time, so a
     # caller may change its list)
@@ -555,7 +557,6 @@ def skill_references(skill: Skill, shipped: Iterable[str]) -> list[str]:
     The links are the references rules' reading of the body, shared with lint (read with
     the cheap exact scan when it can, else parsed).
     """
-    from skillcheck.analysis.links import skill_md_link_uses
 
     names = set(shipped) - {SKILL_FILE}
     refs = set()
@@ -579,7 +580,6 @@ def skill_entry(
 ) -> dict[str, Any]:
     """One skill's manifest entry (see ``build_manifest``)."""
     # the figures lint reports (and its budget rules check), counted once per skill
-    from skillcheck.rules.budgets import count_lines, skill_figures
 
     where = skill.display_root
     name = skill.name

@@ -51,6 +51,7 @@ from skillcheck.package.wellknown import (
     iter_skills,
     open_publication,
 )
+from skillcheck.source.atomic import write_atomic
 
 MAX_REDIRECTS = 5
 DEFAULT_TIMEOUT = 30.0  # seconds per socket operation; a download gets four times that
@@ -334,7 +335,6 @@ def _update_record(
     """Merge what was installed into ``DEST/.skillcheck-installed.json`` (our manifest), so
     that ``open_bundle(DEST)`` verifies the installed skills; skills installed unverified
     (None) are left out of it, as are skills whose directory is gone."""
-    from skillcheck.source.atomic import write_atomic
 
     entries = dict(previous)
     for name, entry in records.items():

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from skillcheck.rules import FAMILIES, all_rules
+from skillcheck.source.atomic import write_atomic
 
 
 def rules_table() -> str:
@@ -95,8 +96,6 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if updated != text:
-        from skillcheck.source.atomic import write_atomic
-
         write_atomic(args.readme, updated.encode("utf-8"))
         print(f"{args.readme}: rule table updated ({len(all_rules())} rules)", file=sys.stderr)
     return 0

@@ -22,6 +22,7 @@ from urllib.parse import quote_from_bytes
 
 from skillcheck import __version__
 from skillcheck.report import ReportOptions, repository_root, safe
+from skillcheck.rules import all_rules
 from skillcheck.source.jsontext import dumps_indented
 from skillcheck.source.skill import Diagnostic, Fix, Severity, SkillSummary
 
@@ -53,7 +54,6 @@ def _directory_uri(path: Path) -> str:
 
 
 def _rules_metadata() -> tuple[list[dict], dict[str, int]]:
-    from skillcheck.rules import all_rules
 
     rules, index = [], {}
     for i, rule in enumerate(all_rules()):

@@ -7,6 +7,7 @@ from typing import Any
 
 from skillcheck.report import ReportOptions, inert_lines, rel, safe
 from skillcheck.source.skill import Diagnostic, Severity
+from skillcheck.targets import TARGETS
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 MAX_EXCERPT = 160
@@ -107,7 +108,6 @@ def _targets_note(result) -> str:
     targets = tuple(getattr(result, "targets", ()) or ())
     if not targets:
         return ""
-    from skillcheck.targets import TARGETS
 
     word = "target" if len(targets) == 1 else "targets"
     names = "all" if len(targets) > 1 and set(targets) == set(TARGETS) else ", ".join(targets)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from skillcheck.analysis import edits
 from skillcheck.source.skill import Frontmatter, Node, Pos, Severity, Skill, Span
 
 
@@ -152,7 +153,6 @@ def registry() -> dict[str, Rule]:
 def fixes() -> Any:
     """The fix builders (``skillcheck.analysis.edits``), imported when a rule first plans an edit: a
     run over cached skills never needs them (nor the YAML parser they re-parse with)."""
-    from skillcheck.analysis import edits
 
     return edits
 

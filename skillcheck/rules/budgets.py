@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
+from skillcheck.source.display import safe
 from skillcheck.source.load import read_text
 from skillcheck.source.markdown import is_markdown
 from skillcheck.source.skill import (
@@ -628,7 +629,6 @@ def collection_catalog_tokens(
 
 def statistics_table(skills: list[SkillSummary], spec: str = DEFAULT_TOKENIZER) -> list[str]:
     """``--statistics``: tokens per tier and body lines of each skill, and the catalog total."""
-    from skillcheck.source.display import safe
 
     header = ("skill", "catalog", "body", "references", "body lines")
     rows: list[tuple[str, ...]] = []

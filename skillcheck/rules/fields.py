@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from skillcheck.analysis.tools import comma_items, first_comma, split_tools
+from skillcheck.errors import ConfigError
 from skillcheck.rules.base import (
     Context,
     fixes,
@@ -15,6 +16,7 @@ from skillcheck.rules.base import (
     usable_frontmatter,
     value_span,
 )
+from skillcheck.rules.references import path_field_findings
 from skillcheck.source.skill import (
     Finding,
     Frontmatter,
@@ -364,8 +366,6 @@ def load_frontmatter_schema(path: str, where: str = "configuration") -> Any:
     import json
     import os
 
-    from skillcheck.errors import ConfigError
-
     def fail(reason: str) -> ConfigError:
         return ConfigError(f"{where}: frontmatter-schema {path}: {reason}")
 
@@ -550,6 +550,5 @@ def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
 )
 def path_field_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     # resolved inside the skill exactly as links are (analysis.paths: no file system access)
-    from skillcheck.rules.references import path_field_findings
 
     yield from path_field_findings(skill, ctx)

@@ -11,6 +11,7 @@ import stat
 from collections import Counter
 from pathlib import Path
 
+from skillcheck.source.frontmatter import parse_document
 from skillcheck.source.skill import FileKind, Skill, SkillFile
 
 MAX_READ = 8 * 1024 * 1024  # bytes of SKILL.md read at most
@@ -296,7 +297,6 @@ def load_skill(
         skill.read_error = f"unreadable: {exc.strerror or exc}"
         return skill
     # imported here: a run whose skills all come from the result cache never needs yaml
-    from skillcheck.source.frontmatter import parse_document
 
     skill.doc = parse_document(skill_md, raw, size)
     return skill

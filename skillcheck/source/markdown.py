@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from skillcheck.source.load import read_file
 from skillcheck.source.skill import Pos, Skill, SkillFile, Span
 
 # parsing is linear but not cheap; a Markdown file larger than this is checked up to here
@@ -1325,7 +1326,6 @@ def text_of(skill: Skill, entry: SkillFile) -> str | None:
         return skill.derived[key]
     if skill.doc is not None and skill.skill_md is not None and entry.path == skill.skill_md:
         return skill.doc.text
-    from skillcheck.source.load import read_file
 
     raw = read_file(skill, entry)
     text = None if raw is None else decode(raw)
