@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from skillgen import generate
 from test_jobs import defect_tree
 
-from skillcheck.engine.runner import cache as cache_module
+from skillcheck.engine import cache as cache_module
 from skillcheck.engine.summary import from_json, to_json
 from skillcheck.source.skill import (
     Diagnostic,

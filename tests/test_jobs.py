@@ -19,7 +19,7 @@ import pytest
 from conftest import invoke, write_skill
 from skillgen import add_defect, generate
 
-from skillcheck.engine.runner import runner as engine
+from skillcheck.engine import runner as engine
 from skillcheck.rules import all_rules
 from skillcheck.rules.base import registry
 
@@ -183,7 +183,7 @@ def test_a_warm_run_checks_the_few_changed_skills_here_and_in_order(
 ) -> None:
     """Many skills, few to check (the cache answered for the rest): no workers, and the
     report is still the whole tree's, in order."""
-    from skillcheck.engine.runner import cache
+    from skillcheck.engine import cache
 
     monkeypatch.setattr(cache, "RACY_NS", 0)  # entries of fresh files hold their identity
     made = defect_tree(tmp_path, 30)

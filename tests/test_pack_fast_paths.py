@@ -38,13 +38,12 @@ from skillcheck.package.catalog import (
 )
 from skillcheck.package.loader import verify
 from skillcheck.rules.budgets import skill_figures
+from skillcheck.schemas import load_schema
 from skillcheck.source.load import OPAQUE_DIRS, load_skill
 from skillcheck.tokens import estimate_tokens
 
 SKILL_MD = b"---\nname: demo\ndescription: A demo skill. Use when testing bundles.\n---\n# Demo\n"
-SCHEMA = json.loads(
-    (Path(catalog.__file__).parent / "schemas" / "manifest.schema.json").read_text("utf-8")
-)
+SCHEMA = load_schema("manifest.schema.json")
 SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 
 
