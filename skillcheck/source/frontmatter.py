@@ -12,18 +12,15 @@ from __future__ import annotations
 import bisect
 import codecs
 import dataclasses
+import functools
 import re
 from pathlib import Path
-from typing import Any, Literal
-
-import yaml
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from skillcheck.source.skill import Document, Frontmatter, Node, Pos, Span, TextIssue, YamlIssue
 
-try:  # libyaml is ~10x faster; the pure-Python parser gives the same events and marks
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+if TYPE_CHECKING:
+    import yaml
 
 MAX_FRONTMATTER = 1024 * 1024  # characters of YAML parsed at most
 MAX_EVENTS = 200_000  # YAML events composed at most
@@ -35,11 +32,58 @@ _GLUED_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
 
 
 _YAML_TAG = "tag:yaml.org,2002:"
-_RESOLVER = yaml.resolver.Resolver()
-_SCALAR_EVENT = yaml.ScalarEvent
-_DOCUMENT_START = yaml.DocumentStartEvent
-# events that carry nothing to compose
-_IGNORED_EVENTS = frozenset({yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent})
+
+
+class _Yaml(NamedTuple):
+    module: Any  # yaml
+    loader: Any  # libyaml's CSafeLoader when PyYAML was built with it
+    strict_loader: Any  # the pure-Python loader reading as strictyaml does
+    resolver: Any
+    constructor: Any
+    ignored: frozenset[Any]  # events that carry nothing to compose
+
+
+@functools.cache
+def _yaml() -> _Yaml:
+    """PyYAML, imported on the first parse: a run that takes every skill from the result
+    cache parses no YAML, and a one-skill pre-commit run should not pay for the import."""
+    import yaml
+
+    try:  # libyaml is ~10x faster; the pure-Python parser gives the same events and marks
+        from yaml import CSafeLoader as loader
+    except ImportError:  # pragma: no cover - depends on how PyYAML was built
+        from yaml import SafeLoader as loader  # type: ignore[assignment]
+
+    class StrictYamlLoader(yaml.SafeLoader):
+        """PyYAML's pure-Python loader reading as strictyaml's ruamel fork does: the same
+        scanner, but U+0085, U+2028 and U+2029 end no line (YAML 1.2) while they still fold
+        like breaks, so a key after one is still a simple key and a value with one is no
+        syntax error."""
+
+        def forward(self, length: int = 1) -> None:
+            if self.pointer + length + 1 >= len(self.buffer):
+                self.update(length + 1)
+            while length:
+                ch = self.buffer[self.pointer]
+                self.pointer += 1
+                self.index += 1
+                if ch == "\n" or (ch == "\r" and self.buffer[self.pointer] != "\n"):
+                    self.line += 1
+                    self.column = 0
+                elif ch != "\ufeff":
+                    self.column += 1
+                length -= 1
+
+    return _Yaml(
+        yaml,
+        loader,
+        StrictYamlLoader,
+        yaml.resolver.Resolver(),
+        yaml.constructor.SafeConstructor(),
+        frozenset({yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent}),
+    )
+
+
 _TAGS: dict[tuple[str, Any], str] = {}  # (plain scalar, implicit) -> short tag: keys repeat
 _TAGS_MAX = 4096
 
@@ -191,7 +235,8 @@ def _resolved_tag(value: str, implicit: Any) -> str:
     key = (value, implicit)
     tag = _TAGS.get(key)
     if tag is None:
-        tag = _short_tag(_RESOLVER.resolve(yaml.ScalarNode, value, implicit))
+        kit = _yaml()
+        tag = _short_tag(kit.resolver.resolve(kit.module.ScalarNode, value, implicit))
         if len(value) <= 64:  # keys and short values; a description rarely repeats
             if len(_TAGS) >= _TAGS_MAX:
                 _TAGS.clear()
@@ -235,8 +280,10 @@ class _Composer:
         at = self.marks.at
         return Span(at(event.start_mark.index), at(event.end_mark.index))
 
-    def compose(self, text: str, loader: Any = _Loader) -> Node | None:
-        parser = loader(text)  # what yaml.parse does, without a generator around each event
+    def compose(self, text: str, loader: Any = None) -> Node | None:
+        parser = (loader or _yaml().loader)(
+            text
+        )  # what yaml.parse does, without a generator around each event
         try:
             return self._compose(parser.get_event)
         finally:
@@ -248,13 +295,20 @@ class _Composer:
         documents = 0
         count = 0
         at = self.marks.at
+        kit = _yaml()
+        yaml = kit.module
+        scalar_event, document_start, ignored = (
+            yaml.ScalarEvent,
+            yaml.DocumentStartEvent,
+            kit.ignored,
+        )
         while (event := next_event()) is not None:
             count += 1
             if count > MAX_EVENTS:
                 raise _TooComplex(f"the frontmatter has more than {MAX_EVENTS:,} YAML nodes")
             node: Node | None = None
             kind_of_event = type(event)  # the parsers make these exact classes: no isinstance
-            if kind_of_event is _SCALAR_EVENT:  # most events: inlined
+            if kind_of_event is scalar_event:  # most events: inlined
                 node = Node(
                     "scalar",
                     Span(at(event.start_mark.index), at(event.end_mark.index)),
@@ -273,12 +327,12 @@ class _Composer:
                 elif documents == 1:
                     root = node
                 continue
-            elif kind_of_event is _DOCUMENT_START:
+            elif kind_of_event is document_start:
                 documents += 1
                 if documents > 1:
                     self.issues.append(YamlIssue("document", self.span(event), "---"))
                 continue
-            elif kind_of_event in _IGNORED_EVENTS:
+            elif kind_of_event in ignored:
                 continue
             elif isinstance(event, yaml.AliasEvent):
                 target = self.anchors.get(event.anchor) if event.anchor is not None else None
@@ -356,16 +410,14 @@ class _Composer:
             self.issues.append(YamlIssue("tag", node.span, shown))
 
 
-_CONSTRUCTOR = yaml.constructor.SafeConstructor()
-
-
 def _scalar_value(node: Node) -> Any:
     """The value PyYAML's safe_load would give this scalar (str when it cannot)."""
     if node.tag == "str":
         return node.value
     try:
-        return _CONSTRUCTOR.construct_object(
-            yaml.ScalarNode(_YAML_TAG + node.tag, node.value, style=node.style)
+        kit = _yaml()
+        return kit.constructor.construct_object(
+            kit.module.ScalarNode(_YAML_TAG + node.tag, node.value, style=node.style)
         )
     except Exception:
         return node.value
@@ -408,6 +460,7 @@ def to_python(node: Node, budget: list[int] | None = None) -> Any:
 
 
 def _error_span(exc: yaml.YAMLError, marks: _Marks, text: str) -> tuple[str, Span]:
+    yaml = _yaml().module
     if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow at all
         char = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or " ")
         index = exc.position
@@ -434,26 +487,6 @@ def _error_span(exc: yaml.YAMLError, marks: _Marks, text: str) -> tuple[str, Spa
     return message, Span(pos, Pos(pos.line, pos.column + 1))
 
 
-class _StrictYamlLoader(yaml.SafeLoader):
-    """PyYAML's pure-Python loader reading as strictyaml's ruamel fork does: the same scanner,
-    but U+0085, U+2028 and U+2029 end no line (YAML 1.2) while they still fold like breaks,
-    so a key after one is still a simple key and a value with one is no syntax error."""
-
-    def forward(self, length: int = 1) -> None:
-        if self.pointer + length + 1 >= len(self.buffer):
-            self.update(length + 1)
-        while length:
-            ch = self.buffer[self.pointer]
-            self.pointer += 1
-            self.index += 1
-            if ch == "\n" or (ch == "\r" and self.buffer[self.pointer] != "\n"):
-                self.line += 1
-                self.column = 0
-            elif ch != "\ufeff":
-                self.column += 1
-            length -= 1
-
-
 def parse_yaml(
     text: str, line_offset: int, fm: Frontmatter, *, column_offset: int = 0, strict: bool = False
 ) -> None:
@@ -462,7 +495,7 @@ def parse_yaml(
 
     ``strict`` reads it as strictyaml (skills-ref) does: with the pure-Python scanner, which
     strictyaml's ruamel fork shares (libyaml lets tabs through where they do not), counting
-    lines as YAML 1.2 does (see ``_StrictYamlLoader``).
+    lines as YAML 1.2 does (see ``_yaml``).
     """
     if len(text) > MAX_FRONTMATTER:
         fm.too_complex = (
@@ -471,9 +504,11 @@ def parse_yaml(
         )
         return
     marks = _Marks(text, line_offset, column_offset)
-    loader: Any = _Loader
+    kit = _yaml()
+    yaml = kit.module
+    loader: Any = kit.loader
     if strict and len(text) <= MAX_PURE_PYTHON:  # ~3 s per MiB: beyond, libyaml's reading stands
-        loader = _StrictYamlLoader
+        loader = kit.strict_loader
     composer = _Composer(marks)
     try:
         fm.root = composer.compose(text, loader)
@@ -486,7 +521,7 @@ def parse_yaml(
         fm.issues = composer.issues
         return
     except (ValueError, OverflowError) as exc:
-        if loader is _Loader:
+        if loader is kit.loader:
             raise
         # the pure-Python scanner (and strictyaml's) fails on an escape past U+10FFFF
         index = next((m.start() for m in _BIG_ESCAPE.finditer(text) if int(m[1], 16) > 0x10FFFF), 0)
@@ -501,7 +536,7 @@ def parse_yaml(
         fm.too_complex = "the frontmatter is too deeply nested to parse"
         return
     fm.issues = composer.issues
-    if strict and loader is not _Loader and "..." in text:
+    if strict and loader is not kit.loader and "..." in text:
         # strictyaml reads a second `...` document end marker as a second document
         ends = [t for t in yaml.scan(text, Loader=loader) if isinstance(t, yaml.DocumentEndToken)]
         if len(ends) > 1:
