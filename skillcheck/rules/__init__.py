@@ -20,6 +20,7 @@ FAMILIES: dict[str, str] = {
     "fields": "SK4xx other fields",
     "openclaw": "SK4xx other fields",
     "references": "SK5xx references and files",
+    "mentions": "SK5xx references and files",
     "files": "SK5xx references and files",
     "budgets": "SK6xx budgets",
     "security": "SK7xx security and hygiene",

@@ -3,9 +3,11 @@ fields a target documents."""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 from typing import Any
 
+from skillcheck.analysis.paths import Tree, has_scheme, show, tree_of
 from skillcheck.analysis.tools import comma_items, first_comma, split_tools
 from skillcheck.errors import ConfigError
 from skillcheck.rules.base import (
@@ -16,7 +18,6 @@ from skillcheck.rules.base import (
     usable_frontmatter,
     value_span,
 )
-from skillcheck.rules.references import path_field_findings
 from skillcheck.source.skill import (
     Finding,
     Frontmatter,
@@ -552,3 +553,85 @@ def path_field_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     # resolved inside the skill exactly as links are (analysis.paths: no file system access)
 
     yield from path_field_findings(skill, ctx)
+
+
+# --- SK407: the path-fields check ---------------------------------------------------
+
+
+def _field_values(node: Node | None, steps: list[str], trail: str) -> Iterator[tuple[str, Node]]:
+    """The scalar nodes a dotted path with ``[]`` names, with a readable trail."""
+    if node is None:
+        return
+    node = node.resolved()
+    if not steps:
+        yield trail, node
+        return
+    step, rest = steps[0], steps[1:]
+    if step == "[]":
+        if node.kind == "sequence":
+            for i, item in enumerate(node.value):
+                yield from _field_values(item, rest, f"{trail}[{i}]")
+        return
+    if node.kind == "mapping":
+        yield from _field_values(node.get(step), rest, f"{trail}.{step}" if trail else step)
+
+
+def _steps(spec: str) -> list[str]:
+    steps: list[str] = []
+    for part in spec.split("."):
+        name = part
+        count = 0
+        while name.endswith("[]"):
+            name = name[:-2]
+            count += 1
+        if name:
+            steps.append(name)
+        steps.extend(["[]"] * count)
+    return steps
+
+
+def path_field_findings(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    """SK407's check (the rule is registered with the SK4xx fields): every value named by
+    the ``path-fields`` option must resolve to a file inside the skill."""
+    specs = ctx.option("path-fields") or []
+    fm = usable_frontmatter(skill) if specs else None
+    if fm is None or fm.root is None:
+        return
+    tree = tree_of(skill)
+    for spec in specs:
+        for trail, node in _field_values(fm.root, _steps(spec), ""):
+            if node.kind != "scalar" or node.tag == "null":
+                continue
+            value = str(node.value).strip()
+            if not value:
+                continue
+            span = value_span(node)
+            problem = _path_problem(tree, value)
+            if problem:
+                yield Finding(f"{trail}: {show(value)} {problem}", span=span)
+
+
+def _path_problem(tree: Tree, value: str) -> str | None:
+    if has_scheme(value) or value.startswith("//"):
+        return "is a URL, not a file inside the skill; bundle the file and give its path"
+    res = tree.resolve(value.replace("\\", "/"))
+    if "\\" in value:
+        return "uses backslashes; write the path with forward slashes"
+    if res.status == "outside":
+        return (
+            "is outside the skill; installed and packaged copies do not contain it: put the"
+            " file inside the skill"
+        )
+    if res.status == "missing":
+        hint = ""
+        if res.suggestion is not None:
+            parent = res.missing.rpartition("/")[0]
+            hint = f" (did you mean {show(posixpath.join(parent, res.suggestion))}?)"
+        return f"is not in the skill{hint}; add the file or fix the path"
+    if res.status == "loop":
+        return "goes through a symlink loop"
+    if res.status == "found" and res.case:
+        return f"differs in case from the file on disk {show(res.rel)}; write it as on disk"
+    if res.status == "found" and res.kind == "dir":
+        return "is a folder; name a file"
+    return None
