@@ -11,6 +11,7 @@ Skill rules are generators ``check(skill, ctx) -> Iterator[Finding]``; collectio
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -134,7 +135,9 @@ def rule(
             options=_clean(options),
             fixable=fixable,
             scope=scope,
-            family=check.__module__.rsplit(".", 1)[-1],
+            # a module may name its family (a family split over two modules keeps one tag)
+            family=getattr(sys.modules.get(check.__module__), "FAMILY", None)
+            or check.__module__.rsplit(".", 1)[-1],
             check=check,
             default_enabled=default_enabled,
         )

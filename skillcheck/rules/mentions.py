@@ -50,6 +50,9 @@ from skillcheck.source.skill import (
 )
 from skillcheck.targets import every
 
+# the SK5xx reference rules, split from references.py for size: one family in docs and SARIF
+FAMILY = "references"
+
 # a lost reference: every runtime still loads the skill, without what the link promised
 _LOST = every(Impact(Outcome.DEGRADED, Severity.ERROR))
 
