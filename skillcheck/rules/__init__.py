@@ -30,7 +30,7 @@ FAMILIES: dict[str, str] = {
 }
 
 # modules of a family whose rules did not fit in one module (they declare FAMILY)
-EXTRA_MODULES = ("mentions",)
+EXTRA_MODULES = ("loaders", "mentions", "hygiene")
 
 _loaded = False
 
