@@ -24,6 +24,7 @@ from skillgen import generate
 
 from skillcheck.analysis import links
 from skillcheck.source import markdown
+from skillcheck.source.load import decode_text
 
 INLINE = [
     # links and images, plain and not
@@ -200,7 +201,7 @@ def test_the_scan_reads_typical_skill_markdown() -> None:
 def test_the_scan_reads_every_file_of_generated_skills(tmp_path: Path) -> None:
     for root in generate(tmp_path, 12, seed=3, findings=0.5):
         for path in sorted(root.rglob("*.md")):
-            lines = markdown.split_lines(markdown.decode(path.read_bytes()))
+            lines = markdown.split_lines(decode_text(path.read_bytes()))
             first = 1
             if path.name == "SKILL.md":  # the body, as lint reads it
                 first = lines.index("---", 1) + 2

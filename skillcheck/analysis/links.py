@@ -25,6 +25,7 @@ from skillcheck.source import markdown
 from skillcheck.source.markdown import Link, Markdown, Outline
 from skillcheck.source.skill import (
     WHOLE_FILE,
+    Memo,
     Skill,
     SkillFile,
     Span,
@@ -53,11 +54,18 @@ class Doc:
         return self.entry is None
 
 
+# worked out once per skill and run
+_DOCUMENTS: Memo[list[Doc]] = Memo("documents")
+_ANALYSIS: Memo[Analysis] = Memo("link-analysis")
+_SKILL_MD_LINKS: Memo[list[LinkUse]] = Memo("skill-md-links")
+_QUICK_ANCHORS: Memo[markdown.QuickAnchors | None] = Memo("quick-anchors")  # per file
+
+
 def documents(skill: Skill) -> list[Doc]:
     """SKILL.md, then every other Markdown file that belongs to this skill."""
-    key = ("references", "documents")
-    if key in skill.derived:
-        return skill.derived[key]
+    cached = skill.memos.get(_DOCUMENTS)
+    if cached is not None:
+        return cached
     docs: list[Doc] = []
     if skill.doc is not None and skill.skill_md is not None:
         docs.append(Doc(skill.skill_md.name, skill.skill_md, "", None))
@@ -71,8 +79,7 @@ def documents(skill: Skill) -> list[Doc]:
         if not tree.owned(entry.rel):
             continue
         docs.append(Doc(entry.rel, entry.path, entry.rel.rpartition("/")[0], entry))
-    skill.derived[key] = docs
-    return docs
+    return skill.memos.put(_DOCUMENTS, docs)
 
 
 def doc_text(skill: Skill, doc: Doc) -> str | None:
@@ -303,9 +310,9 @@ def analysis(skill: Skill) -> Analysis:
     (missing, outside, wrong case, an anchor that does not match, a link one level too
     deep, or written with escapes): a clean file costs one regular-expression pass.
     """
-    key = ("references", "analysis")
-    if key in skill.derived:
-        return skill.derived[key]
+    cached = skill.memos.get(_ANALYSIS)
+    if cached is not None:
+        return cached
     tree = tree_of(skill)
     docs = documents(skill)
     found: dict[str, list[tuple[LinkUse, bool]]] = {}
@@ -322,8 +329,7 @@ def analysis(skill: Skill) -> Analysis:
         if FAST_PATHS and not any(not plain or _suspect(skill, use, known) for use, plain in items):
             continue
         result.uses += _link_uses(tree, doc, _links(skill, doc) or ())
-    skill.derived[key] = result
-    return result
+    return skill.memos.put(_ANALYSIS, result)
 
 
 def _link_uses(tree: Tree, doc: Doc, links: list[Link] | tuple[()]) -> list[LinkUse]:
@@ -383,22 +389,21 @@ def skill_md_link_uses(skill: Skill) -> list[LinkUse]:
     images, reference definitions and HTML ``href``/``src``, not reference uses or
     autolinks. Shared with the rules when lint read them in this process; a body whose raw
     text holds no possible destination is not read at all."""
-    key = ("references", "skill-md-links")
-    if key in skill.derived:
-        return skill.derived[key]
+    cached = skill.memos.get(_SKILL_MD_LINKS)
+    if cached is not None:
+        return cached
     docs = documents(skill)
     uses: list[LinkUse] = []
     if docs and docs[0].is_skill_md:
         doc = docs[0]
-        checked = skill.derived.get(("references", "analysis"))  # lint's, when it ran here
+        checked = skill.memos.get(_ANALYSIS)  # lint's, when it ran here
         if checked is not None and any(use.doc is doc for use in checked.uses):
             uses = [use for use in checked.uses if use.doc is doc]
         else:
             text = doc_text(skill, doc)
             if not FAST_PATHS or (text and markdown.may_have_links(text)):
                 uses = _link_uses(tree_of(skill), doc, _links(skill, doc) or ())
-    skill.derived[key] = uses
-    return uses
+    return skill.memos.put(_SKILL_MD_LINKS, uses)
 
 
 def mentions(skill: Skill) -> Mentions:
@@ -407,10 +412,12 @@ def mentions(skill: Skill) -> Mentions:
 
 def _quick_anchor(skill: Skill, rel: str, text: str | None, frag: str) -> bool:
     """Whether the anchor is certainly in the file ``rel`` without parsing it."""
-    key = ("references", "quick-anchors", rel)
-    if key not in skill.derived:
-        skill.derived[key] = markdown.QuickAnchors(text) if text else None
-    anchors = skill.derived[key]
+    if skill.memos.has(_QUICK_ANCHORS, rel):
+        anchors = skill.memos.get(_QUICK_ANCHORS, rel)
+    else:
+        anchors = skill.memos.put(
+            _QUICK_ANCHORS, markdown.QuickAnchors(text) if text else None, rel
+        )
     return anchors is not None and anchors.has(frag.lower())
 
 

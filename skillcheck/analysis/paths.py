@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from skillcheck.source.load import OPAQUE_DIRS
-from skillcheck.source.skill import Skill, SkillFile
+from skillcheck.source.skill import Memo, Skill, SkillFile
 
 MAX_HOPS = 40  # symlinks followed in one resolution, as Linux's ELOOP limit
 
@@ -275,13 +275,14 @@ class Tree:
         return close[0] if close else None
 
 
+TREE: Memo[Tree] = Memo("tree")
+
+
 def tree_of(skill: Skill) -> Tree:
     """The skill's tree, built once per run."""
-    key = ("paths", "tree")
-    tree = skill.derived.get(key)
+    tree = skill.memos.get(TREE)
     if tree is None:
-        tree = Tree(skill)
-        skill.derived[key] = tree
+        tree = skill.memos.put(TREE, Tree(skill))
     return tree
 
 

@@ -18,7 +18,7 @@ from skillcheck.analysis.links import (
 )
 from skillcheck.analysis.paths import tree_of
 from skillcheck.source import markdown
-from skillcheck.source.skill import Skill, SkillFile
+from skillcheck.source.skill import Memo, Skill, SkillFile
 
 _RUNTIME_FILE = re.compile(r"agents/[^/]+\.ya?ml$")
 
@@ -34,10 +34,14 @@ _MANIFESTS = frozenset(
 )  # fmt: skip
 
 
+_CANDIDATES: Memo[list[SkillFile]] = Memo("resource-candidates")
+_REACHED: Memo[set[str]] = Memo("reached")
+
+
 def resource_candidates(skill: Skill) -> list[SkillFile]:
-    key = ("references", "resource-candidates")
-    if key in skill.derived:
-        return skill.derived[key]
+    cached = skill.memos.get(_CANDIDATES)
+    if cached is not None:
+        return cached
     tree = tree_of(skill)
     out = []
     for entry in skill.files:
@@ -55,8 +59,7 @@ def resource_candidates(skill: Skill) -> list[SkillFile]:
         ):
             continue
         out.append(entry)
-    skill.derived[key] = out
-    return out
+    return skill.memos.put(_CANDIDATES, out)
 
 
 _BINARY_SUFFIXES = (
@@ -82,9 +85,9 @@ def reached(skill: Skill) -> set[str]:
     or a Markdown link resolves to it. Deliberately lenient: this decides what is reported
     as never mentioned, and a helper module imported by a documented script is not news.
     """
-    key = ("references", "reached")
-    if key in skill.derived:
-        return skill.derived[key]
+    done = skill.memos.get(_REACHED)
+    if done is not None:
+        return done
     candidates = resource_candidates(skill)
     known = mentions(skill)
     tree = tree_of(skill)
@@ -123,8 +126,7 @@ def reached(skill: Skill) -> set[str]:
             else:
                 still.append(entry)
         rest = still
-    skill.derived[key] = found
-    return found
+    return skill.memos.put(_REACHED, found)
 
 
 def relative_to(rel: str, folder: str) -> str:

@@ -21,6 +21,7 @@ from skillcheck.source.skill import (
     Diagnostic,
     Finding,
     Impact,
+    Memos,
     Outcome,
     Severity,
     Skill,
@@ -155,7 +156,7 @@ def _views(skill: Skill, ctx: Context) -> list[tuple[Skill, Context, bool]]:
     if doc is None:
         return [(skill, ctx, True)]
     rest = tuple(t for t in ctx.targets if t not in split)
-    view = dataclasses.replace(skill, doc=doc, derived={})  # files stay shared: read once
+    view = dataclasses.replace(skill, doc=doc, memos=Memos())  # files stay shared: read once
     return [
         (skill, dataclasses.replace(ctx, targets=rest), True),
         (view, dataclasses.replace(ctx, targets=split), False),

@@ -25,7 +25,7 @@ from skillcheck.rules import get_rule
 from skillcheck.source.frontmatter import parse_document, split_lines
 from skillcheck.source.load import find_skill_md, load_skill
 from skillcheck.source.markdown import MARKDOWN_SUFFIXES
-from skillcheck.source.skill import Diagnostic, Fix, Skill
+from skillcheck.source.skill import Diagnostic, Fix, Memos, Skill
 from skillcheck.targets import TARGETS
 
 Position = tuple[int, int]  # (line, column), 0-based, column in code points
@@ -323,11 +323,11 @@ def _suppresses(
     if _same_file(skill.skill_md, checked.path):
         assert skill.skill_md is not None
         doc = parse_document(skill.skill_md, data, len(data))
-        view = dataclasses.replace(skill, doc=doc, contents={}, derived={})
+        view = dataclasses.replace(skill, doc=doc, contents={}, memos=Memos())
         where = None
     else:
         rel = checked.path.relative_to(skill.root).as_posix()
-        view = dataclasses.replace(skill, contents={rel: data}, derived={})
+        view = dataclasses.replace(skill, contents={rel: data}, memos=Memos())
         where = checked.path
     added = comment.count("\n") if next_line and at[0] < diag.line else 0
     moved = dataclasses.replace(diag, line=diag.line + added)

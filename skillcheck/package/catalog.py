@@ -32,7 +32,7 @@ from skillcheck.analysis.links import skill_md_link_uses
 from skillcheck.errors import RefusedContent
 from skillcheck.rules.budgets import count_lines, skill_figures
 from skillcheck.source.load import OPAQUE_DIRS
-from skillcheck.source.skill import Figures, Skill, SkillFile
+from skillcheck.source.skill import Figures, Memo, Skill, SkillFile
 
 # identifies our manifest (catalog output, manifest.json of bundles and well-known dirs)
 MANIFEST_SCHEMA = "https://skillcheck.dev/schemas/manifest/1.0.0/schema.json"
@@ -258,6 +258,11 @@ def read_in_root(root: Path, rel: str, limit: int = MAX_FILE_BYTES) -> bytes:
     return b"".join(chunks)
 
 
+# a shipped file's bytes, when they are lint's own copy (per file), and the shipped list
+_SHIPPED: Memo[bytes] = Memo("shipped")
+_SHIPPED_FILES: Memo[tuple[SkillFile, ...]] = Memo("shipped-files")
+
+
 def read_shipped(skill: Skill, sf: SkillFile) -> bytes:
     """The content a shipped file contributes (for an in-skill symlink: its target's).
 
@@ -268,15 +273,13 @@ def read_shipped(skill: Skill, sf: SkillFile) -> bytes:
     catalog of many skills must not hold every file in memory.
     """
     rel = sf.link_target or sf.rel
-    key = ("shipped", rel)
-    held = skill.derived.get(key)
+    held = skill.memos.get(_SHIPPED, rel)
     if held is not None:
         return held
     data = read_in_root(skill.root, rel)
     for copy in _lint_copies(skill, sf, rel):
         if copy == data:
-            skill.derived[key] = copy
-            return copy
+            return skill.memos.put(_SHIPPED, copy, rel)
     return data
 
 
@@ -412,7 +415,7 @@ def shipped_files(skill: Skill) -> list[SkillFile]:
 
     # catalog and pack both ask: work it out once per skill and run (a copy each time, so a
     # caller may change its list)
-    cached = skill.derived.get(("shipped_files",))
+    cached = skill.memos.get(_SHIPPED_FILES)
     if cached is not None:
         return list(cached)
     spec = _ignore_spec(skill)
@@ -461,7 +464,7 @@ def shipped_files(skill: Skill) -> list[SkillFile]:
                 raise CatalogError(
                     f"{sf.path}: directory name collides with file {show(seen[prefix])}"
                 )
-    skill.derived[("shipped_files",)] = tuple(shipped)
+    skill.memos.put(_SHIPPED_FILES, tuple(shipped))
     return shipped
 
 

@@ -25,6 +25,7 @@ from skillcheck.source.markdown import is_markdown
 from skillcheck.source.skill import (
     Finding,
     Impact,
+    Memo,
     Outcome,
     Pos,
     Severity,
@@ -160,10 +161,12 @@ def has_toc(lines: list[str]) -> bool:
     return False
 
 
+FIGURES: Memo[SkillFigures] = Memo("figures")  # per tokenizer spec
+
+
 def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
     """The skill's figures for tokenizer ``spec``, computed on first use and cached."""
-    key = ("budgets", spec)
-    cached = skill.derived.get(key)
+    cached = skill.memos.get(FIGURES, spec)
     if cached is not None:
         return cached
     tokenizer = tokenizer_for(spec)
@@ -204,8 +207,7 @@ def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
         body_lines=body_lines,
         references=tuple(refs),
     )
-    skill.derived[key] = figures
-    return figures
+    return skill.memos.put(FIGURES, figures, spec)
 
 
 def _count(tokenizer: Tokenizer, text: str, lines: list[str]) -> int:

@@ -42,6 +42,7 @@ from skillcheck.source.skill import (
     WHOLE_FILE,
     Finding,
     Impact,
+    Memo,
     Outcome,
     Pos,
     Severity,
@@ -609,19 +610,22 @@ class _ShownMemo:
     quotes: dict[tuple[str, int, int], dict[str, list[int]]] = field(default_factory=dict)
 
 
+_URL_LINK_TEXTS: Memo[dict[int, list[tuple[int, int]]]] = Memo("url-link-texts")  # per file
+
+
 def _url_link_texts(skill: Skill, doc: Doc, md: Markdown) -> dict[int, list[tuple[int, int]]]:
     """Columns of the text of links to URLs, by line: `[references/x.md](https://…)` names a
     file of another project."""
-    key = ("references", "url-link-texts", doc.rel)
-    if key not in skill.derived:
-        out: dict[int, list[tuple[int, int]]] = {}
+    out = skill.memos.get(_URL_LINK_TEXTS, doc.rel)
+    if out is None:
+        out = {}
         for link in md.links:
             if link.start.line == link.span.start.line and has_scheme(link.dest):
                 out.setdefault(link.start.line, []).append(
                     (link.start.column, link.span.start.column)
                 )
-        skill.derived[key] = out
-    return skill.derived[key]
+        skill.memos.put(_URL_LINK_TEXTS, out, doc.rel)
+    return out
 
 
 def _shown_only(

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from skillcheck.analysis.paths import fold, show, tree_of
 from skillcheck.rules.base import Context, rule
-from skillcheck.source.skill import WHOLE_FILE, Finding, Severity, Skill, SkillFile
+from skillcheck.source.skill import WHOLE_FILE, Finding, Memo, Severity, Skill, SkillFile
 
 _RESERVED = frozenset(
     ["CON", "PRN", "AUX", "NUL"]
@@ -21,14 +21,16 @@ _RESERVED = frozenset(
 _WINDOWS_CHARS = re.compile(r'[<>:"|?*\\]')
 
 
+_ENTRIES: Memo[list[tuple[SkillFile, str]]] = Memo("portability-entries")
+
+
 def _entries(skill: Skill) -> list[tuple[SkillFile, str]]:
     """(entry, its name) for the skill's own entries; listed once, shared by the rules here."""
-    key = ("portability", "entries")
-    entries = skill.derived.get(key)
+    entries = skill.memos.get(_ENTRIES)
     if entries is None:
         tree = tree_of(skill)
         entries = [(e, e.rel.rpartition("/")[2]) for e in skill.files if tree.owned(e.rel)]
-        skill.derived[key] = entries
+        skill.memos.put(_ENTRIES, entries)
     return entries
 
 

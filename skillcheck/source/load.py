@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from skillcheck.source.frontmatter import parse_document
-from skillcheck.source.skill import FileKind, Skill, SkillFile
+from skillcheck.source.skill import FileKind, Memo, Skill, SkillFile
 
 MAX_READ = 8 * 1024 * 1024  # bytes of SKILL.md read at most
 
@@ -127,13 +127,31 @@ def read_text(skill: Skill, entry: SkillFile) -> str | None:
     data = read_file(skill, entry)
     if data is None or data.find(b"\0", 0, BINARY_SNIFF) >= 0:  # no copy of the head
         return None
-    # the same key and decoding as markdown.text_of, so a file is decoded once for both
-    key = ("text", entry.rel)
-    text = skill.derived.get(key)
-    if text is None:
-        text = data.decode("utf-8", "replace").removeprefix("\ufeff")
-        skill.derived[key] = text
-    return text
+    return decoded_text(skill, entry)
+
+
+TEXT: Memo[str | None] = Memo("text")  # per file
+
+
+def decoded_text(skill: Skill, entry: SkillFile) -> str | None:
+    """A file's text, read and decoded once per run whichever reader asks first (the text
+    checks, the Markdown reader); None when unreadable. SKILL.md gives its document text.
+
+    Decoded by ``decode_text``, so columns count code points as in SKILL.md.
+    """
+    if skill.doc is not None and entry.path == skill.skill_md:
+        return skill.doc.text
+    if skill.memos.has(TEXT, entry.rel):
+        return skill.memos.get(TEXT, entry.rel)
+    data = read_file(skill, entry)
+    return skill.memos.put(TEXT, None if data is None else decode_text(data), entry.rel)
+
+
+def decode_text(data: bytes) -> str:
+    """A file's bytes as text: UTF-8, invalid bytes replaced (SK9xx reports them), a leading
+    BOM dropped. SKILL.md itself is decoded by ``frontmatter.decode``, which reports what
+    it finds."""
+    return data.decode("utf-8", "replace").removeprefix("\ufeff")
 
 
 def find_skill_md(root: Path) -> Path | None:

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from skillcheck.source.load import read_file
-from skillcheck.source.skill import Pos, Skill, SkillFile, Span
+from skillcheck.source.load import decoded_text
+from skillcheck.source.skill import Memo, Pos, Skill, SkillFile, Span
 
 # parsing is linear but not cheap; a Markdown file larger than this is checked up to here
 MAX_PARSE_CHARS = 512_000
@@ -653,13 +653,6 @@ def split_lines(text: str) -> list[str]:
     line numbers, like YAML's and editors', only break on LF)."""
     lines = text.split("\n")
     return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
-def decode(raw: bytes) -> str:
-    """A Markdown file's text: UTF-8 without BOM, invalid bytes replaced (SK9xx reports them)."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    return raw.decode("utf-8", "replace")
 
 
 def _truncate(lines: list[str]) -> tuple[list[str], bool]:
@@ -1319,18 +1312,15 @@ def is_markdown(rel: str) -> bool:
     return rel.lower().endswith(MARKDOWN_SUFFIXES)
 
 
-def text_of(skill: Skill, entry: SkillFile) -> str | None:
-    """The decoded text of a file of the skill (read once, through ``load.read_file``)."""
-    key = ("text", entry.rel)
-    if key in skill.derived:
-        return skill.derived[key]
-    if skill.doc is not None and skill.skill_md is not None and entry.path == skill.skill_md:
-        return skill.doc.text
+# the parse, the outline and the links of the SKILL.md body ("SKILL.md") or of a file
+MARKDOWN: Memo[Markdown | None] = Memo("markdown")
+OUTLINE: Memo[Outline | None] = Memo("outline")
+LINKS: Memo[list[Link] | None] = Memo("links")
 
-    raw = read_file(skill, entry)
-    text = None if raw is None else decode(raw)
-    skill.derived[key] = text
-    return text
+
+def text_of(skill: Skill, entry: SkillFile) -> str | None:
+    """The decoded text of a file of the skill (read and decoded once per run)."""
+    return decoded_text(skill, entry)
 
 
 def for_body(skill: Skill) -> Markdown | None:
@@ -1338,22 +1328,19 @@ def for_body(skill: Skill) -> Markdown | None:
     doc = skill.doc
     if doc is None:
         return None
-    key = ("markdown", "SKILL.md")
-    if key not in skill.derived:
-        start = doc.body_line - 1
-        skill.derived[key] = parse(doc.lines[start:], doc.body_line)
-    return skill.derived[key]
+    return skill.memos.get_or_make(
+        MARKDOWN, lambda: parse(doc.lines[doc.body_line - 1 :], doc.body_line), "SKILL.md"
+    )
 
 
 def for_file(skill: Skill, entry: SkillFile) -> Markdown | None:
     """Another Markdown file of the skill, parsed once per run; None when unreadable."""
     if skill.skill_md is not None and entry.path == skill.skill_md:
         return for_body(skill)
-    key = ("markdown", entry.rel)
-    if key not in skill.derived:
+    if not skill.memos.has(MARKDOWN, entry.rel):
         text = text_of(skill, entry)
-        skill.derived[key] = None if text is None else parse(split_lines(text), 1)
-    return skill.derived[key]
+        skill.memos.put(MARKDOWN, None if text is None else parse(split_lines(text), 1), entry.rel)
+    return skill.memos.get(MARKDOWN, entry.rel)
 
 
 def _name(skill: Skill, entry: SkillFile | None) -> str:
@@ -1383,33 +1370,35 @@ def outline_for(skill: Skill, entry: SkillFile | None = None) -> Outline | None:
     Markdown file, once per run: from ``fast_outline`` when it can read the text, else from
     the parse (which is then cached for the other rules). None when unreadable."""
     name = _name(skill, entry)
-    key = ("outline", name)
-    if key in skill.derived:
-        return skill.derived[key]
+    if skill.memos.has(OUTLINE, name):
+        return skill.memos.get(OUTLINE, name)
     result = None
-    if ("markdown", name) not in skill.derived:
+    if not skill.memos.has(MARKDOWN, name):
         source = source_lines(skill, entry)
         if source is not None:
             result = fast_outline(*source)
     if result is None:
         md = _parsed(skill, entry)
         result = None if md is None else outline_of(md)
-    skill.derived[key] = result
-    return result
+    return skill.memos.put(OUTLINE, result, name)
 
 
 def links_for(skill: Skill, entry: SkillFile | None = None) -> list[Link] | None:
     """``outline_for(skill, entry).links``, without reading headings when nothing else
     needs them (the catalog, most link checks). None when unreadable."""
     name = _name(skill, entry)
-    for kind in ("links", "outline", "markdown"):
-        if (kind, name) in skill.derived:
-            found = skill.derived[(kind, name)]
-            return found if kind == "links" or found is None else found.links
+    memos = skill.memos
+    if memos.has(LINKS, name):
+        return memos.get(LINKS, name)
+    if memos.has(OUTLINE, name):
+        outline = memos.get(OUTLINE, name)
+        return None if outline is None else outline.links
+    if memos.has(MARKDOWN, name):
+        md = memos.get(MARKDOWN, name)
+        return None if md is None else md.links
     source = source_lines(skill, entry)
     result = None if source is None else fast_links(*source)
     if result is None:
         md = _parsed(skill, entry)
         result = None if md is None else md.links
-    skill.derived[("links", name)] = result
-    return result
+    return skill.memos.put(LINKS, result, name)

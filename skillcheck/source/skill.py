@@ -7,9 +7,10 @@ decoded file, so they point at the real place in SKILL.md (frontmatter included)
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, cast
 
 
 class Severity(enum.IntEnum):
@@ -251,6 +252,52 @@ class SkillFile:
     inode: int = 0
 
 
+T = TypeVar("T")
+
+
+class Memo(Generic[T]):
+    """A value worked out once per loaded skill and run (its tree, the link analysis, its
+    figures...), declared once as a module constant by the module that computes it: the
+    declaration is the key, so no two modules share a key by spelling it alike, and its type
+    parameter is what readers get back."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Memo({self.name!r})"
+
+
+class Memos:
+    """A Skill's memo table: a ``Memo`` (with a file, for per-file values) to its value."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self) -> None:
+        self._values: dict[tuple[Memo[Any], str], object] = {}
+
+    def has(self, memo: Memo[Any], part: str = "") -> bool:
+        return (memo, part) in self._values
+
+    def get(self, memo: Memo[T], part: str = "") -> T | None:
+        """The value, or None when it was not worked out yet."""
+        return cast("T | None", self._values.get((memo, part)))
+
+    def put(self, memo: Memo[T], value: T, part: str = "") -> T:
+        self._values[(memo, part)] = value
+        return value
+
+    def get_or_make(self, memo: Memo[T], make: Callable[[], T], part: str = "") -> T:
+        key = (memo, part)
+        if key in self._values:
+            return cast(T, self._values[key])
+        value = make()
+        self._values[key] = value
+        return value
+
+
 @dataclass
 class Skill:
     """A skill directory as loaded: what every rule, the catalog and the packer read."""
@@ -266,8 +313,9 @@ class Skill:
     walk_errors: list[tuple[Path, str]] = field(default_factory=list)
     # file contents read so far, by rel path: every rule shares one read (load.read_file)
     contents: dict[str, bytes | None] = field(default_factory=dict, repr=False)
-    # figures derived once per run and shared by rules and reports (token counts...), by key
-    derived: dict[Any, Any] = field(default_factory=dict, repr=False)
+    # what rules, the catalog and reports work out once per run (the tree, the link
+    # analysis, token figures...), by typed Memo declarations
+    memos: Memos = field(default_factory=Memos, repr=False, compare=False)
 
     def file(self, rel: str) -> SkillFile | None:
         for entry in self.files:
