@@ -590,10 +590,10 @@ def test_member_flood_is_rejected_quickly(
 ) -> None:
     path = tmp_path / "flood.tar.gz"
     path.write_bytes(_flood_tar(count, typeflag))
-    start = time.perf_counter()
+    start = time.process_time()  # CPU: the machine may be shared
     with pytest.raises(BundleError, match=reason):
         verify(path)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     with pytest.raises(BundleError, match=reason):
         unpack(path, tmp_path / "dest")
     assert sorted(os.listdir(tmp_path)) == ["flood.tar.gz"]
@@ -606,10 +606,10 @@ def test_member_count_is_bounded(tmp_path: Path) -> None:
             zf.writestr(f"demo/f{i}", b"")
         zf.comment = dumps_manifest(_manifest({"SKILL.md": SKILL_MD}))
     (tmp_path / "flood.zip").write_bytes(raw.getvalue())
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(BundleError, match="more than 10000 members"):
         verify(tmp_path / "flood.zip")  # from the end record, before the directory is parsed
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     # a manifest may not list more files than the bound either
     files = {f"f{i}.md": b"" for i in range(6)} | {"SKILL.md": SKILL_MD}
     (tmp_path / "six.tar.gz").write_bytes(_bundle(files=files))
