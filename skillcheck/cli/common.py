@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +22,9 @@ from skillcheck.errors import (
     SkillcheckError,
     UsageError,
 )
+
+if TYPE_CHECKING:  # at run time only inside the functions: `skillcheck --help` stays cheap
+    from skillcheck.settings import Settings
 
 
 def fail(message: str) -> None:
@@ -200,33 +203,36 @@ def rule_selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def load_settings(config_file, isolated, target, **overrides):
-    from skillcheck.engine.config import build_settings, load_config
+def load_settings(
+    config_file: Path | None, isolated: bool, target: str | None, **overrides: Any
+) -> Settings:
+    from skillcheck.engine.config import build_settings
+    from skillcheck.settings import load_config
 
     config = load_config(config_file, isolated=isolated)
     return build_settings(config, target=target, **overrides)
 
 
-def run_options(settings, jobs: int, no_cache: bool, cache_dir: Path | None) -> None:
-    """--jobs and the result cache (not configuration: they change how, not what)."""
+def run_options(settings: Settings, jobs: int, no_cache: bool, cache_dir: Path | None) -> Settings:
+    """``settings`` with --jobs and the result cache (not configuration: they change how,
+    not what)."""
+    import dataclasses  # not at the top: `skillcheck --help` need not import it
+
     from skillcheck.engine.runner import available_cpus
 
-    settings.jobs = jobs or available_cpus()
     if no_cache:
-        settings.cache_dir = None
-    elif cache_dir is not None:
-        settings.cache_dir = cache_dir
-    else:
+        cache_dir = None
+    elif cache_dir is None:
         from skillcheck.engine.cache import default_directory
 
-        settings.cache_dir = default_directory(settings.config_root or Path.cwd())
+        cache_dir = default_directory(settings.config_root or Path.cwd())
+    return dataclasses.replace(settings, jobs=jobs or available_cpus(), cache_dir=cache_dir)
 
 
 def shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict):
     chosen = click.get_current_context().meta.get("skillcheck.rules", {})
     settings = load_settings(config_file, isolated, target, strict=strict, **chosen)
-    run_options(settings, jobs, no_cache, cache_dir)
-    return settings
+    return run_options(settings, jobs, no_cache, cache_dir)
 
 
 @contextlib.contextmanager

@@ -76,7 +76,8 @@ def starter_config(root: Path) -> str:
 def write_starter_config(root: Path, force: bool) -> tuple[Path, str]:
     """Write skillcheck.toml in ``root`` (validated before it is written); refuse to replace
     an existing one unless ``force``. Raises ConfigError or OSError."""
-    from skillcheck.engine.config import ConfigError, validate
+    from skillcheck.errors import ConfigError
+    from skillcheck.settings import validate
     from skillcheck.source.atomic import write_atomic
 
     path = root / "skillcheck.toml"

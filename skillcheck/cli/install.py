@@ -83,7 +83,7 @@ def install(
         from skillcheck.report import ReportOptions, render
 
         settings = load_settings(None, False, None)
-        run_options(settings, 1, True, None)
+        settings = run_options(settings, 1, True, None)
         checking = Progress("skillcheck: checking") if Progress.wanted(False) else None
         try:
             result = run_lint([item.path for item in report.installed], settings, progress=checking)

@@ -105,6 +105,8 @@ def lint(
     folder PATH with no skill under it is an error (SK100, exit 1); a file that belongs to
     no skill is ignored.
     """
+    import dataclasses  # not at the top: `skillcheck --help` need not import it
+
     from skillcheck.engine.lint import lint as run_lint
     from skillcheck.report import ReportOptions, render
 
@@ -116,11 +118,11 @@ def lint(
         "tokenizer": tokenizer,
     }
     settings = load_settings(config_file, isolated, target, **overrides)
-    run_options(settings, jobs, no_cache or fix or diff, cache_dir)
+    settings = run_options(settings, jobs, no_cache or fix or diff, cache_dir)
     if show_settings:
         click.echo(describe_settings(settings, config_file, isolated, target, overrides, jobs))
         return
-    settings.figures = fmt == "json" or statistics
+    settings = dataclasses.replace(settings, figures=fmt == "json" or statistics)
     # on a terminal, for a human report only: never in a pipe or next to a machine format
     wanted = fmt == "text" and Progress.wanted(quiet)
     progress = Progress("skillcheck: checking") if wanted else None
@@ -179,7 +181,7 @@ def filter_severity(result: Any, minimum: str) -> tuple[Any, dict[str, int] | No
     """The result without findings below ``minimum``, and how many of each were left out."""
     if minimum == "info":
         return result, None
-    import dataclasses  # not at the top: `skillcheck --help` need not import it
+    import dataclasses
 
     from skillcheck.source.skill import Severity
 
@@ -237,8 +239,8 @@ def describe_settings(
 ) -> str:
     """The effective configuration, as TOML with a comment naming where each value came from
     (the command line, the configuration file, or the default)."""
-    from skillcheck.engine.config import load_config
     from skillcheck.rules import all_rules
+    from skillcheck.settings import load_config
 
     config = load_config(config_file, isolated=isolated)
     where = str(config.path) if config.path else None
