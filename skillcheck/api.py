@@ -4,18 +4,18 @@ nothing is catalogued or packed while a skill has an error (or any finding, when
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
-from skillcheck.engine.check import Settings
 from skillcheck.engine.lint import LintResult, lint
 from skillcheck.errors import RefusedContent, UsageError
 from skillcheck.package.bundle import pack_bundle
 from skillcheck.package.catalog import build_manifest
 from skillcheck.package.loader import Bundle, BundleError, open_bundle, unpack, verify
 from skillcheck.package.wellknown import base_url_problem, pack_uploads, publish
+from skillcheck.settings import Settings
 from skillcheck.source.discover import absolute
 
 __all__ = [
@@ -50,7 +50,8 @@ def check_for_shipping(
 ) -> LintResult:
     """Lint ``paths`` (default: the current directory), keeping the loaded skills; raise
     Refused when the result fails, UsageError when there is no skill."""
-    settings.figures = True  # the manifest's token counts, as lint's budget rules count them
+    # the manifest's token counts, as lint's budget rules count them
+    settings = replace(settings, figures=True)
     result = lint(list(paths) or [Path(".")], settings, keep=True, progress=progress)
     if result.failed(settings.strict):
         raise Refused(result)

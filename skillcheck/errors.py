@@ -2,7 +2,7 @@
 exit code here (the bottom layer: imports nothing from skillcheck).
 
 Exit codes: 0 clean, 1 findings or refused content, 2 usage / configuration / I/O (and bugs),
-130 interrupted. ``cli.handle_errors`` is the one place that turns these into a message on
+130 interrupted. ``cli.common.handle_errors`` is the one place that turns these into a message on
 stderr and an exit status.
 """
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillcheck.engine.check import check_skill, per_path_filter
+from skillcheck.engine.check import check_skill, enabled_rules, per_path_filter
 from skillcheck.engine.lint import lint
 from skillcheck.engine.summary import summarise
 from skillcheck.engine.suppress import apply_suppressions
@@ -89,7 +89,7 @@ def _reload(skill: Skill, data: bytes) -> Skill:
 
 def _relint(skill: Skill, settings: Any) -> list[Diagnostic]:
 
-    rules = settings.enabled()
+    rules = enabled_rules(settings)
     ctx = Context(targets=settings.targets, options=settings.options)
     diagnostics = check_skill(skill, rules, ctx)
     summary = summarise(skill, diagnostics, ctx)

@@ -8,10 +8,10 @@ import pytest
 from conftest import write_skill
 
 from skillcheck import api
-from skillcheck.engine.check import Settings
 from skillcheck.errors import SkillcheckError
 from skillcheck.package.archive import BundleError, BundleIOError
 from skillcheck.package.catalog import CatalogError
+from skillcheck.settings import Settings
 
 PACKAGE = Path(__file__).resolve().parent.parent / "skillcheck"
 
@@ -63,3 +63,16 @@ def test_every_exception_class_has_the_one_root() -> None:
                 found.append(cls)
                 assert issubclass(cls, SkillcheckError), f"{name}.{cls_name}"
     assert len(found) >= 10  # the probe sees them
+
+
+def test_settings_are_frozen_and_a_library_call_leaves_the_callers_alone(tmp_path: Path) -> None:
+    # one Settings may shape several runs: no call changes it under its owner
+    import dataclasses
+
+    settings = Settings(figures=False, jobs=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.jobs = 2  # type: ignore[misc]
+    write_skill(tmp_path / "skills", "pdf-tools")
+    packed = api.pack([tmp_path / "skills"], settings, output=tmp_path / "out.tar.gz")
+    assert packed.count == 1
+    assert settings == Settings(figures=False, jobs=1)

@@ -171,8 +171,8 @@ def test_round_trip_is_lossless(tree: list, fmt: str) -> None:
 
 
 def test_round_trip_then_lint_finds_the_same(tmp_path: Path) -> None:
-    from skillcheck.engine.check import Settings
     from skillcheck.engine.lint import lint
+    from skillcheck.settings import Settings
 
     src = tmp_path / "src" / "pdf-tools"
     write_tree(
@@ -753,8 +753,8 @@ def test_pack_ships_the_bytes_lint_checked(tmp_path: Path) -> None:
     """As `skillcheck pack` runs: lint reads every file, the manifest's read agrees with it,
     and pack takes the members from that one read: a file edited after the manifest was built
     does not change the bundle, which holds what was linted and what the manifest says."""
-    from skillcheck.engine.check import Settings
     from skillcheck.engine.lint import lint
+    from skillcheck.settings import Settings
 
     root = tmp_path / "skills" / "demo"
     write_tree(root, {"SKILL.md": (SKILL_MD, False), "notes.md": (b"v1", False)})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -59,14 +60,14 @@ def run(
 ) -> tuple[int, str, Counter[str]]:
     """(exit code, report, how) of a lint run as ``skillcheck lint --isolated`` makes it, with
     the configuration ``config`` (skillcheck.toml keys) and ``--cache-dir cache``."""
-    from skillcheck.engine.config import Config, build_settings
+    from skillcheck.engine.config import build_settings
     from skillcheck.engine.lint import lint
     from skillcheck.report import ReportOptions, render
+    from skillcheck.settings import Config
 
-    options = build_settings(Config(values=config))
-    options.cache_dir = cache
-    options.jobs = 1
-    options.figures = fmt == "json"
+    options = dataclasses.replace(
+        build_settings(Config(values=config)), cache_dir=cache, jobs=1, figures=fmt == "json"
+    )
     result = lint([Path(p) for p in paths], options)
     report = render(fmt, result, ReportOptions(cwd=Path.cwd()))
     return (1 if result.failed(options.strict) else 0), report, result.how

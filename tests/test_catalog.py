@@ -358,11 +358,11 @@ def test_a_file_vanishing_after_the_walk_is_left_out_of_the_catalog_and_pack_ref
     """An editor's temp file renamed away between the walk and the read: the catalog describes
     what exists; pack (which checks the files against the manifest) refuses instead of shipping
     a changed skill."""
-    from skillcheck.engine.check import Settings
     from skillcheck.engine.lint import lint
     from skillcheck.package.archive import BundleError
     from skillcheck.package.bundle import pack_bundle
     from skillcheck.package.catalog import build_manifest
+    from skillcheck.settings import Settings
 
     root = tmp_path / "skills"
     skill_dir = root / "pdf-tools"

@@ -56,6 +56,12 @@ def test_linting_one_clean_skill_imports_nothing_it_does_not_need(tmp_path: Path
     assert "All checks passed: 1 skill (target: agentskills)." in out
     assert "skillcheck.rules.references" in modules  # the link rules did run
     assert _loaded(modules, NOT_NEEDED) == []
+    # one module per command, and `lint` loads only its own (start-up time)
+    assert _loaded(modules, ("skillcheck.cli",)) == [
+        "skillcheck.cli",
+        "skillcheck.cli.common",
+        "skillcheck.cli.lint",
+    ]
 
 
 def test_a_broken_link_is_reported_parsed_only_when_the_scan_cannot_read_it(

@@ -239,10 +239,24 @@ def test_the_features_are_in_help() -> None:
     assert "--select" in invoke("catalog", "--help").stdout
 
 
+def test_every_command_is_found_under_its_own_name() -> None:
+    # the group loads a command's module by a table: a wrong entry would run another command
+    import click
+
+    from skillcheck.cli import COMMANDS, cli
+
+    context = click.Context(cli)
+    assert cli.list_commands(context) == sorted(COMMANDS)
+    for name in COMMANDS:
+        command = cli.get_command(context, name)
+        assert command is not None and command.name == name
+    assert cli.get_command(context, "nope") is None
+
+
 # --- progress on a terminal ---------------------------------------------------------------
 
 _WITH_NO_DELAY = (
-    "import sys, skillcheck.cli.extra as c; c.Progress.DELAY = 0; "
+    "import sys, skillcheck.cli.common as c; c.Progress.DELAY = 0; "
     "from skillcheck._entry import main; sys.argv = ['skillcheck', *sys.argv[1:]]; main()"
 )
 

@@ -515,9 +515,10 @@ def _check_fix_is_local(raw: bytes, diag) -> None:
 
 def _round_by_round(root: Path, path: Path) -> bytes:
     """Fix like --fix does, one round at a time through the API, checking every fix."""
-    from skillcheck.engine.config import Config, build_settings
+    from skillcheck.engine.config import build_settings
     from skillcheck.engine.lint import lint
     from skillcheck.fix import apply_fixes
+    from skillcheck.settings import Config
 
     config = build_settings(Config())
     for _ in range(8):

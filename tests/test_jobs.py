@@ -158,8 +158,9 @@ def _checked_by(where: Path) -> dict[int, list[str]]:
 def test_two_jobs_check_skills_in_two_worker_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillcheck.engine.config import Config, build_settings
+    from skillcheck.engine.config import build_settings
     from skillcheck.engine.lint import lint
+    from skillcheck.settings import Config
 
     made = generate(tmp_path / "skills", 40, seed=3, findings=0.3)
     monkeypatch.chdir(tmp_path)

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import run_skillcheck, write_skill
 
-from skillcheck.engine.check import Settings
 from skillcheck.engine.lint import lint
+from skillcheck.settings import Settings
 from skillcheck.source import load
 
 FM = "name: {name}\ndescription: Extracts text from PDF files. Use when the user asks about PDFs.\n"

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillcheck.analysis import links
-from skillcheck.engine.check import Settings
 from skillcheck.engine.lint import lint
+from skillcheck.settings import Settings
 from skillcheck.source import markdown
 
 GOOD_FM = (

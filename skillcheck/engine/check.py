@@ -10,12 +10,12 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
+from skillcheck.settings import Settings
 from skillcheck.source.frontmatter import substring_view
 from skillcheck.source.skill import (
     Diagnostic,
@@ -28,7 +28,7 @@ from skillcheck.source.skill import (
     SkillSummary,
     Span,
 )
-from skillcheck.targets import DEFAULT_TARGETS, TARGETS
+from skillcheck.targets import TARGETS
 
 
 def rule_failed(rule: Rule, where: str, exc: Exception) -> InternalError:
@@ -51,29 +51,12 @@ def guarded(rule: Rule, where: str = "") -> Iterator[None]:
         raise rule_failed(rule, where, exc) from exc
 
 
-@dataclass
-class Settings:
-    """Everything that shapes a run, after config and command line are merged."""
-
-    targets: tuple[str, ...] = DEFAULT_TARGETS
-    select: frozenset[str] | None = None  # rule codes; None = every rule
-    strict: bool = False
-    options: dict[str, Any] = field(default_factory=dict)
-    # (gitignore-style patterns relative to config_root, rule codes)
-    per_path_ignores: list[tuple[list[str], frozenset[str]]] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
-    config_root: Path | None = None
-    respect_gitignore: bool = True
-    jobs: int = 1  # processes checking skills; the command line defaults to the CPUs
-    cache_dir: Path | None = None  # the result cache's directory; None: no cache
-    # count tokens per tier of every skill (the JSON report and --statistics show them)
-    figures: bool = True
-
-    def enabled(self) -> list[Rule]:
-        rules = all_rules()
-        if self.select is None:
-            return [r for r in rules if r.default_enabled]
-        return [r for r in rules if r.code in self.select]
+def enabled_rules(settings: Settings) -> list[Rule]:
+    """The rules a run with ``settings`` checks: the selected ones, else the default set."""
+    rules = all_rules()
+    if settings.select is None:
+        return [r for r in rules if r.default_enabled]
+    return [r for r in rules if r.code in settings.select]
 
 
 def make_diagnostic(

@@ -22,14 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillcheck.engine.check import (
-    Settings,
     check_scope,
+    enabled_rules,
     per_path_filter,
 )
 from skillcheck.engine.runner import CheckRun, collection_diagnostics
 from skillcheck.engine.suppress import apply_suppressions
 from skillcheck.rules import Context
 from skillcheck.rules.budgets import statistics_table
+from skillcheck.settings import Settings
 from skillcheck.source.discover import Discovery, Problem, discover
 from skillcheck.source.skill import (
     Diagnostic,
@@ -90,7 +91,7 @@ def lint(
     taken from the cache is loaded again here; if it no longer holds what it was checked
     from (edited meanwhile), it is checked again as loaded.
     """
-    rules = settings.enabled()
+    rules = enabled_rules(settings)
     ctx = Context(targets=settings.targets, options=settings.options)
 
     # the directories being linted: a SKILL.md symlinked to a file inside them is read

@@ -17,11 +17,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from skillcheck.engine.config import ConfigError, build_settings, load_config
+from skillcheck.engine.check import enabled_rules
+from skillcheck.engine.config import build_settings
 from skillcheck.engine.lint import lint
 from skillcheck.engine.suppress import find_suppressions
+from skillcheck.errors import ConfigError
 from skillcheck.fix import _relint, plan_fixes
 from skillcheck.rules import get_rule
+from skillcheck.settings import load_config
 from skillcheck.source.frontmatter import parse_document, split_lines
 from skillcheck.source.load import find_skill_md, load_skill
 from skillcheck.source.markdown import MARKDOWN_SUFFIXES
@@ -80,10 +83,7 @@ def settings_for(path: Path) -> Any:
     starts processes: the server works in its own threads."""
 
     settings = build_settings(load_config(cwd=path.parent))
-    settings.jobs = 1
-    settings.cache_dir = None
-    settings.figures = False
-    return settings
+    return dataclasses.replace(settings, jobs=1, cache_dir=None, figures=False)
 
 
 def _same_file(a: Path | None, b: Path) -> bool:
@@ -149,7 +149,7 @@ def collection_diagnostics(path: Path, scope: Path | None) -> list[Diagnostic]:
         settings = settings_for(path)
     except ConfigError:
         return []  # check_buffer reports it
-    collection = {r.code for r in settings.enabled() if r.scope == "collection"}
+    collection = {r.code for r in enabled_rules(settings) if r.scope == "collection"}
     if not collection:
         return []
     where = scope if scope is not None and root.is_relative_to(scope) else root.parent

@@ -1,0 +1,50 @@
+"""``skillcheck catalog``: lint, then write the catalog manifest (json, xml or markdown)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from skillcheck.cli.common import (
+    common_skill_options,
+    emit,
+    handle_errors,
+    refusal_shown,
+    rule_selection_options,
+    shipping_settings,
+)
+
+
+@click.command()
+@common_skill_options
+@rule_selection_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "xml", "markdown"]),
+    default="json",
+    show_default=True,
+    help="json manifest, <available_skills> block, or a list.",
+)
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write to FILE.")
+@click.option("--strict", is_flag=True, default=None, help="Refuse on any finding.")
+@handle_errors
+def catalog(
+    paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, fmt, output, strict
+) -> None:
+    """Write skillcheck's catalog manifest (not the discovery RFC's index: pack --well-known)."""
+    from skillcheck.api import check_for_shipping, manifest
+    from skillcheck.package.catalog import dumps_manifest, render_markdown, render_xml
+
+    settings = shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict)
+    with refusal_shown(quiet) as progress:
+        result = check_for_shipping(paths, settings, progress=progress)
+    if fmt == "xml":
+        emit(render_xml(result.loaded) + "\n", output)
+        return
+    data = manifest(result, settings, paths)
+    if fmt == "markdown":
+        emit(render_markdown(data), output)
+    else:
+        emit(dumps_manifest(data).decode("utf-8"), output)

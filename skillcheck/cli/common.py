@@ -1,0 +1,323 @@
+"""What the commands share: the one place errors become an exit status, the shared options,
+settings from configuration and command line, output, colour and the progress line."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from skillcheck.errors import (
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
+    InternalError,
+    SkillcheckError,
+    UsageError,
+)
+
+if TYPE_CHECKING:  # at run time only inside the functions: `skillcheck --help` stays cheap
+    from skillcheck.settings import Settings
+
+
+def fail(message: str) -> None:
+    from skillcheck.report import safe  # paths and names in messages may hold escapes
+
+    click.echo(f"skillcheck: error: {safe(message)}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The one place errors become an exit status: a SkillcheckError exits with its own code
+    (refused content: 1, one line naming the file; usage, configuration, I/O: 2); an
+    unexpected exception is an internal error (2). A traceback only when SKILLCHECK_DEBUG=1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        debug = os.environ.get("SKILLCHECK_DEBUG") == "1"
+        try:
+            return func(*args, **kwargs)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("skillcheck: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except SkillcheckError as exc:
+            if exc.exit_code == EXIT_FINDINGS:  # a verdict on the input, not a failure
+                from skillcheck.report import safe  # a file name may hold terminal escapes
+
+                click.echo(f"skillcheck: {safe(str(exc))}", err=True)
+                sys.exit(EXIT_FINDINGS)
+            if debug:
+                raise
+            # InternalError already names the rule and the exception
+            fail(_internal(str(exc)) if isinstance(exc, InternalError) else str(exc))
+        except BrokenPipeError:
+            _quiet_stdout()
+            sys.exit(EXIT_ERROR)
+        except OSError as exc:  # a full disk, a read-only directory, a closed stdout ...
+            if debug:
+                raise
+            fail(os_message(exc))
+        except Exception as exc:
+            if debug:
+                raise
+            fail(_internal(f"{type(exc).__name__}: {exc}"))
+
+    return wrapper
+
+
+def _internal(what: str) -> str:
+    return (
+        f"internal error: {what} (set SKILLCHECK_DEBUG=1 for the traceback, and please report it)"
+    )
+
+
+def os_message(exc: OSError) -> str:
+    """One line for an OS error: the path it concerns (both of a rename) and the reason."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is None:
+        return reason
+    if exc.filename2 is not None:
+        return f"{exc.filename} -> {exc.filename2}: {reason}"
+    return f"{exc.filename}: {reason}"
+
+
+def _quiet_stdout() -> None:
+    """stdout is gone (a closed pipe): point it at /dev/null so the interpreter's final
+    flush does not print a second error."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def split_codes(values: tuple[str, ...]) -> list[str] | None:
+    if not values:
+        return None
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+
+def emit(text: str, output: Path | None) -> None:
+    if output is None:
+        if sys.stdout is None:  # started with stdout closed
+            raise UsageError("<stdout>: cannot write: it is closed")
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:  # closed (ValueError) or failing stdout
+            reason = exc.strerror if isinstance(exc, OSError) else "it is closed"
+            raise UsageError(f"<stdout>: cannot write: {reason or exc}") from None
+        return
+    from skillcheck.source.atomic import write_atomic
+
+    try:
+        write_atomic(output, text.encode("utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
+
+
+def use_color(no_color: bool, output: Path | None) -> bool:
+    """Colour on a terminal; NO_COLOR (or --no-color) turns it off, FORCE_COLOR on even when
+    piped (CI logs that render colour); a report written to a file never has it."""
+    if no_color or output is not None or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout is not None and sys.stdout.isatty()
+
+
+def common_skill_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options meaning the same on every command that reads skills (lint, catalog, pack)."""
+    decorators = [
+        click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
+        click.option(
+            "--config",
+            "config_file",
+            type=click.Path(path_type=Path),
+            help="Read configuration from FILE instead of searching for one.",
+        ),
+        click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
+        click.option(
+            "--target",
+            "target",
+            metavar="NAME[,NAME...]",
+            help="Runtimes that load the skills (default: agentskills; 'all').",
+        ),
+        click.option("--quiet", "-q", is_flag=True, help="Print diagnostics only."),
+        click.option(
+            "--jobs",
+            "-j",
+            type=click.IntRange(min=0),
+            default=0,
+            metavar="N",
+            help="Processes checking skills (default 0: one per available CPU).",
+        ),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
+        click.option(
+            "--cache-dir",
+            type=click.Path(path_type=Path, file_okay=False),
+            metavar="DIR",
+            help="Where the result cache lives (default: $SKILLCHECK_CACHE_DIR, else"
+            " $XDG_CACHE_HOME/skillcheck, else .skillcheck_cache in the project root).",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def rule_selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--select/--ignore for the commands that lint before they write (catalog, pack): kept in
+    the click context for shipping_settings, so the commands' own parameters stay as they are."""
+
+    def keep(key: str) -> Callable[..., Any]:
+        def callback(ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> None:
+            ctx.meta.setdefault("skillcheck.rules", {})[key] = split_codes(value)
+
+        return callback
+
+    func = click.option(
+        "--ignore",
+        multiple=True,
+        metavar="CODES",
+        expose_value=False,
+        callback=keep("ignore"),
+        help="Rules to skip.",
+    )(func)
+    return click.option(
+        "--select",
+        multiple=True,
+        metavar="CODES",
+        expose_value=False,
+        callback=keep("select"),
+        help="Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.",
+    )(func)
+
+
+def load_settings(
+    config_file: Path | None, isolated: bool, target: str | None, **overrides: Any
+) -> Settings:
+    from skillcheck.engine.config import build_settings
+    from skillcheck.settings import load_config
+
+    config = load_config(config_file, isolated=isolated)
+    return build_settings(config, target=target, **overrides)
+
+
+def run_options(settings: Settings, jobs: int, no_cache: bool, cache_dir: Path | None) -> Settings:
+    """``settings`` with --jobs and the result cache (not configuration: they change how,
+    not what)."""
+    import dataclasses  # not at the top: `skillcheck --help` need not import it
+
+    from skillcheck.engine.runner import available_cpus
+
+    if no_cache:
+        cache_dir = None
+    elif cache_dir is None:
+        from skillcheck.engine.cache import default_directory
+
+        cache_dir = default_directory(settings.config_root or Path.cwd())
+    return dataclasses.replace(settings, jobs=jobs or available_cpus(), cache_dir=cache_dir)
+
+
+def shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict):
+    chosen = click.get_current_context().meta.get("skillcheck.rules", {})
+    settings = load_settings(config_file, isolated, target, strict=strict, **chosen)
+    return run_options(settings, jobs, no_cache, cache_dir)
+
+
+@contextlib.contextmanager
+def refusal_shown(quiet: bool) -> Iterator[Callable[[Path], None] | None]:
+    """Progress while catalog/pack lint, and the diagnostics on stderr when the library
+    refuses (``api.Refused``, exit 1 through ``handle_errors``)."""
+    from skillcheck.api import Refused
+
+    # progress only when both streams are a terminal: a piped manifest is for a machine
+    shown = Progress.wanted(quiet) and sys.stdout.isatty()
+    progress = Progress("skillcheck: checking") if shown else None
+    try:
+        yield progress
+    except Refused as exc:
+        from skillcheck.report import ReportOptions, render
+
+        if progress is not None:
+            progress.done()
+            progress = None
+        options = ReportOptions(
+            cwd=Path.cwd(),
+            color=use_color(False, None) and sys.stderr.isatty(),
+            quiet=quiet,
+            fix_hint=True,
+        )
+        click.echo(render("text", exc.result, options), err=True, nl=False)
+        raise
+    finally:
+        if progress is not None:
+            progress.done()
+
+
+class Progress:
+    """``checking… N skills`` on stderr, redrawn at most ten times a second, erased at the end.
+
+    Only when stderr is a terminal and the report is for a human (the caller decides): never
+    in a pipe, a CI log or next to a machine format."""
+
+    DELAY = 0.5  # short runs print nothing at all
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.count = 0
+        self.started = time.monotonic()
+        self.last = 0.0
+        self.shown = False
+
+    @staticmethod
+    def wanted(quiet: bool) -> bool:
+        return not quiet and sys.stderr.isatty()
+
+    def __call__(self, *_args: Any) -> None:
+        self.count += 1
+        now = time.monotonic()
+        if now - self.started < self.DELAY or now - self.last < 0.1:
+            return
+        self.last = now
+        self.shown = True
+        noun = "skill" if self.count == 1 else "skills"
+        sys.stderr.write(f"\r\x1b[2K{self.label}: {self.count} {noun}…")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+
+
+def toml_value(value: Any) -> str:
+    """A value as TOML (--show-settings, the starter configuration); None, which TOML cannot
+    write, as an empty string."""
+    import json  # not at the top: `skillcheck --help` need not import it
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return (
+            "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+        )
+    if value is None:
+        return '""'
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(str(value))

@@ -1,0 +1,99 @@
+"""``skillcheck install``: fetch, verify and install published skills, then lint them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from skillcheck.cli.common import Progress, handle_errors, load_settings, run_options
+from skillcheck.errors import EXIT_CLEAN, EXIT_FINDINGS, UsageError
+
+
+@click.command()
+@click.argument("source")
+@click.argument("dest", type=click.Path(path_type=Path))
+@click.option("--skill", "skills", multiple=True, metavar="NAME", help="Install only NAME.")
+@click.option("--dry-run", is_flag=True, help="Fetch and verify; write nothing.")
+@click.option("--force", is_flag=True, help="Replace skills already in DEST.")
+@click.option(
+    "--allow-unverified",
+    is_flag=True,
+    help="Install from a v0.1.0 index (no digests: content cannot be verified).",
+)
+@click.option("--base-url", metavar="URL", help="URL a local SOURCE directory is served at.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=256 * 1024 * 1024,
+    show_default=True,
+    help="Largest download, and largest unpacked skill.",
+)
+@handle_errors
+def install(
+    source, dest, skills, dry_run, force, allow_unverified, base_url, timeout, max_bytes
+) -> None:
+    """Install skills published by the Agent Skills Discovery RFC (an origin, an index URL
+    or a directory) into DEST/<name>/, verified, atomically; then lint them."""
+    from skillcheck.package.archive import Limits
+    from skillcheck.package.install import install as run_install
+    from skillcheck.package.install import open_source
+    from skillcheck.package.wellknown import FetchError
+    from skillcheck.report import safe
+
+    # on a terminal only, as for lint: never in a pipe or a CI log
+    fetching = Progress("skillcheck: installing") if Progress.wanted(False) else None
+    try:
+        src = open_source(source, timeout, base_url)
+        report = run_install(
+            src,
+            dest,
+            select=list(skills) or None,
+            dry_run=dry_run,
+            force=force,
+            allow_unverified=allow_unverified,
+            limits=Limits(max_total_bytes=max_bytes),
+            progress=fetching,
+        )
+    except FetchError as exc:  # a source that cannot be fetched is a usage problem (exit 2)
+        raise UsageError(str(exc)) from None
+    finally:
+        if fetching is not None:
+            fetching.done()
+    for warning in report.warnings:
+        click.echo(f"skillcheck: warning: {safe(warning)}", err=True)
+    for name, reason, _ in report.failed:
+        click.echo(f"skillcheck: {safe(name)}: not installed: {safe(reason)}", err=True)
+    verb = "Would install" if dry_run else "Installed"
+    for item in report.installed:
+        tail = "" if item.verified else ", UNVERIFIED"
+        click.echo(
+            safe(
+                f"{verb} {item.name} -> {item.path} ({item.files} file{'s' * (item.files != 1)}, "
+                f"{item.size} bytes{tail})"
+            )
+        )
+    for name in report.current:
+        click.echo(safe(f"{name} is up to date in {dest}"))
+    code = max((c for _, _, c in report.failed), default=EXIT_CLEAN)
+    if report.installed and not dry_run:
+        from skillcheck.engine.lint import lint as run_lint
+        from skillcheck.report import ReportOptions, render
+
+        settings = load_settings(None, False, None)
+        settings = run_options(settings, 1, True, None)
+        checking = Progress("skillcheck: checking") if Progress.wanted(False) else None
+        try:
+            result = run_lint([item.path for item in report.installed], settings, progress=checking)
+        finally:
+            if checking is not None:
+                checking.done()
+        options = ReportOptions(cwd=Path.cwd(), color=False, quiet=True, fix_hint=False)
+        text = render("text", result, options)
+        if text.strip():
+            click.echo(text, err=True, nl=False)
+        if result.failed(settings.strict):
+            code = max(code, EXIT_FINDINGS)
+    sys.exit(code)

@@ -1,0 +1,289 @@
+"""``skillcheck lint``: check skills, optionally fix them, and report in one of five formats;
+with --show-settings, the effective configuration instead."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+
+from skillcheck.cli.common import (
+    Progress,
+    common_skill_options,
+    emit,
+    handle_errors,
+    load_settings,
+    run_options,
+    split_codes,
+    toml_value,
+    use_color,
+)
+from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+
+
+@click.command()
+@common_skill_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "github", "junit"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report to FILE.")
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.",
+)
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to add.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to skip.")
+@click.option("--strict", is_flag=True, default=None, help="Fail on warnings and info too.")
+@click.option(
+    "--tokenizer",
+    metavar="NAME",
+    help="Token counter for budgets: 'estimate' (built-in) or 'tiktoken:ENCODING'.",
+)
+@click.option(
+    "--statistics", is_flag=True, help="Count diagnostics per rule; tokens and lines per skill."
+)
+@click.option("--no-color", is_flag=True, help="Never colour the output.")
+@click.option("--fix", "fix", is_flag=True, help="Apply the safe fixes, then report what remains.")
+@click.option(
+    "--diff", is_flag=True, help="Print what --fix would change; write nothing (exit 1 if any)."
+)
+@click.option(
+    "--show-fixes", is_flag=True, help="Under each fixable finding, say what --fix would do."
+)
+@click.option(
+    "--min-severity",
+    type=click.Choice(["info", "warning", "error"]),
+    default="info",
+    show_default=True,
+    help="Report (and fail on) findings at this level and above; the summary counts the rest.",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option(
+    "--show-settings",
+    is_flag=True,
+    help="Print the effective configuration and where each value comes from; lint nothing.",
+)
+@handle_errors
+def lint(
+    paths,
+    config_file,
+    isolated,
+    target,
+    quiet,
+    jobs,
+    no_cache,
+    cache_dir,
+    fmt,
+    output,
+    select,
+    extend_select,
+    ignore,
+    strict,
+    tokenizer,
+    statistics,
+    no_color,
+    fix,
+    diff,
+    show_fixes,
+    min_severity,
+    exit_zero,
+    show_settings,
+) -> None:
+    """Check skills for spec conformance and runtime compatibility.
+
+    PATH is a skill, a folder of skills (searched recursively) or a file inside a skill. A
+    folder PATH with no skill under it is an error (SK100, exit 1); a file that belongs to
+    no skill is ignored.
+    """
+    import dataclasses  # not at the top: `skillcheck --help` need not import it
+
+    from skillcheck.engine.lint import lint as run_lint
+    from skillcheck.report import ReportOptions, render
+
+    overrides = {
+        "select": split_codes(select),
+        "extend_select": split_codes(extend_select),
+        "ignore": split_codes(ignore),
+        "strict": strict,
+        "tokenizer": tokenizer,
+    }
+    settings = load_settings(config_file, isolated, target, **overrides)
+    settings = run_options(settings, jobs, no_cache or fix or diff, cache_dir)
+    if show_settings:
+        click.echo(describe_settings(settings, config_file, isolated, target, overrides, jobs))
+        return
+    settings = dataclasses.replace(settings, figures=fmt == "json" or statistics)
+    # on a terminal, for a human report only: never in a pipe or next to a machine format
+    wanted = fmt == "text" and Progress.wanted(quiet)
+    progress = Progress("skillcheck: checking") if wanted else None
+    # --fix and --diff edit the loaded documents: they keep them, in this process
+    try:
+        result = run_lint(
+            list(paths) or [Path(".")], settings, keep=bool(fix or diff), progress=progress
+        )
+    finally:
+        if progress is not None:
+            progress.done()
+    if diff:
+        from skillcheck.fix import preview
+
+        text, message, changed = preview(result, settings, Path.cwd())
+        emit(text, output)
+        if not quiet:
+            click.echo(message, err=True)
+        sys.exit(EXIT_FINDINGS if changed else EXIT_CLEAN)
+    fix_failed = False
+    if fix:
+        from skillcheck.fix import fix_in_place
+
+        fixed = fix_in_place(list(paths) or [Path(".")], settings, result)
+        result = fixed.result
+        for line in [*fix_messages(fixed, Path.cwd()), *fixed.messages(Path.cwd())]:
+            click.echo(line, err=True)
+        fix_failed = bool(fixed.failures)
+    if not result.skills and not result.diagnostics and fmt == "text":
+        click.echo(
+            "skillcheck: warning: no skills found (a skill is a directory with a SKILL.md)",
+            err=True,
+        )
+    result, hidden = filter_severity(result, min_severity)
+    options = ReportOptions(
+        cwd=Path.cwd(),
+        color=use_color(no_color, output),
+        quiet=quiet,
+        statistics=statistics,
+        strict=settings.strict,
+        show_fixes=show_fixes,
+        hidden=hidden,
+    )
+    emit(render(fmt, result, options), output)
+    if fix_failed:
+        sys.exit(EXIT_ERROR)
+    if exit_zero:
+        sys.exit(EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if result.failed(settings.strict) else EXIT_CLEAN)
+
+
+# --- --min-severity ---------------------------------------------------------------------------
+
+
+def filter_severity(result: Any, minimum: str) -> tuple[Any, dict[str, int] | None]:
+    """The result without findings below ``minimum``, and how many of each were left out."""
+    if minimum == "info":
+        return result, None
+    import dataclasses
+
+    from skillcheck.source.skill import Severity
+
+    floor = Severity.parse(minimum)
+    kept = [d for d in result.diagnostics if d.severity >= floor]
+    hidden = Counter(str(d.severity) for d in result.diagnostics if d.severity < floor)
+    return dataclasses.replace(result, diagnostics=kept), dict(hidden)
+
+
+# --- --fix ------------------------------------------------------------------------------------
+
+
+def fix_messages(report: Any, cwd: Path) -> list[str]:
+    """One line per file --fix rewrote: the file, how many findings, and each change."""
+    from skillcheck.report import display_path, safe
+
+    failed = {path for path, _reason in report.failures}
+    out = []
+    for plan in report.plans:
+        if plan.path in failed:
+            continue
+        changes = list(dict.fromkeys(fix.description for fix in plan.fixes))
+        count = f"{plan.findings} finding{'s' * (plan.findings != 1)}"
+        out.append(
+            f"skillcheck: fixed {count} in {safe(display_path(plan.path, cwd))}: "
+            + "; ".join(safe(c) for c in changes)
+        )
+    return out
+
+
+# --- --show-settings --------------------------------------------------------------------------
+
+_CONFIG_KEYS = {  # configuration key -> (settings attribute or option, default)
+    "target": ("targets", None),
+    "strict": ("strict", None),
+    "exclude": ("exclude", None),
+    "per-path-ignores": (None, None),
+    "tokenizer": ("option:tokenizer", None),
+    "name-charset": ("option:name-charset", None),
+    "extra-fields": ("option:extra-fields", None),
+    "budgets": ("option:budgets", None),
+    "path-fields": ("option:path-fields", None),
+    "frontmatter-schema": ("option:frontmatter-schema", None),
+}
+_FLAGS = {"target": "--target", "strict": "--strict", "tokenizer": "--tokenizer"}
+
+
+def describe_settings(
+    settings: Any,
+    config_file: Path | None,
+    isolated: bool,
+    target: str | None,
+    overrides: dict[str, Any],
+    jobs: int,
+) -> str:
+    """The effective configuration, as TOML with a comment naming where each value came from
+    (the command line, the configuration file, or the default)."""
+    from skillcheck.rules import all_rules
+    from skillcheck.settings import load_config
+
+    config = load_config(config_file, isolated=isolated)
+    where = str(config.path) if config.path else None
+    given = {"target": target, **{k.replace("_", "-"): v for k, v in overrides.items()}}
+    lines = [
+        "# skillcheck: effective settings",
+        f"# configuration file: {where or ('none (--isolated)' if isolated else 'none found')}",
+    ]
+
+    def source(key: str) -> str:
+        if given.get(key) is not None:
+            return _FLAGS.get(key, f"--{key}")
+        if key in config.values:
+            return str(where)
+        return "default"
+
+    for key, (attr, _default) in _CONFIG_KEYS.items():
+        if attr is None:
+            value: Any = {
+                patterns[0]: sorted(codes) for patterns, codes in settings.per_path_ignores
+            }
+        elif attr.startswith("option:"):
+            value = settings.options.get(attr.split(":", 1)[1])
+        else:
+            value = getattr(settings, attr)
+        if value is None:  # not set: TOML has no null
+            lines.append(f"# {key}: not set  # {source(key)}")
+            continue
+        lines.append(f"{key} = {toml_value(value)}  # {source(key)}")
+    every = all_rules()
+    enabled = settings.select if settings.select is not None else {r.code for r in every}
+    off = [r.code for r in every if r.code not in enabled]
+    rule_sources = [
+        source(k) for k in ("select", "extend-select", "ignore") if source(k) != "default"
+    ]
+    lines.append(
+        f"# rules: {len(enabled)} of {len(every)} enabled"
+        f" ({', '.join(dict.fromkeys(rule_sources)) or 'default'})"
+    )
+    lines.append(f"ignore = {toml_value(off)}  # every rule not enabled, whatever disabled it")
+    cache = settings.cache_dir
+    lines.append(
+        f"# cache-dir: {cache if cache is not None else 'none'}; jobs: {settings.jobs}"
+        f" ({'--jobs' if jobs else 'one per available CPU'})"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,33 @@
+"""``skillcheck rules`` and ``skillcheck rule``: the rule registry's documentation."""
+
+from __future__ import annotations
+
+import click
+
+from skillcheck.cli.common import emit, handle_errors
+from skillcheck.errors import UsageError
+
+
+@click.command("rules")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@handle_errors
+def rules_command(fmt: str) -> None:
+    """List every rule."""
+    from skillcheck.report.docs import rules_json, rules_table
+
+    emit(rules_json() if fmt == "json" else rules_table(), None)
+
+
+@click.command("rule")
+@click.argument("code_or_slug")
+@handle_errors
+def rule_command(code_or_slug: str) -> None:
+    """Show one rule's documentation."""
+    from skillcheck.rules import get_rule
+
+    found = get_rule(code_or_slug)
+    if found is None:
+        raise UsageError(f"no rule {code_or_slug!r} (see `skillcheck rules`)")
+    emit(found.docs_markdown(), None)
