@@ -235,8 +235,8 @@ def _produced_folder(skill: Skill, path: str) -> str | None:
 
 # a bracketed placeholder that is not a link (`- [c4-code-1.md](./c4-code-1.md) - [Description]`):
 # capitalised words in brackets, not a link's text (`](`), a reference (`][`, `]:`) or a
-# checkbox, footnote or admonition (`[x]`, `[^1]`, `[!NOTE]`)
-_BARE_PLACEHOLDER = re.compile(r"(?<![\]\w!\\])\[[A-Z][A-Za-z]*(?: [A-Za-z/]+){0,4}\](?![(\[:])")
+# checkbox, footnote or admonition (`[x]`, `[X]`, `[^1]`, `[!NOTE]`): two letters at least
+_BARE_PLACEHOLDER = re.compile(r"(?<![\]\w!\\])\[[A-Z][A-Za-z]+(?: [A-Za-z/]+){0,4}\](?![(\[:])")
 
 
 def _placeholder_on_line(skill: Skill, use: LinkUse) -> str | None:
