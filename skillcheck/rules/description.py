@@ -220,10 +220,11 @@ _TRIGGER_CLAUSE = re.compile(
 )
 # Quoted phrases are what a user says ("tailor my resume", 'how do I set this up'): the
 # description quotes them as triggers, in the user's own first or second person. A single
-# quote opens only after a space or bracket and closes before one, so "user's" is no quote.
+# quote opens only after a space or bracket and closes before one, so "user's" is no quote;
+# an apostrophe between letters inside it ('I'm on Linux') does not close it.
 _QUOTED = re.compile(
     r"\"[^\"\n]*\"|“[^”\n]*”|‘[^’\n]*’|«[^»\n]*»|「[^」\n]*」"
-    r"|(?:(?<=[\s(\[:,])|^)'[^'\n]*'(?=[\s.,;:!?)\]]|$)"
+    r"|(?:(?<=[\s(\[:,])|^)'(?:[^'\n]|(?<=\w)'(?=\w))*'(?=[\s.,;:!?)\]]|$)"
 )
 
 
@@ -251,7 +252,9 @@ def _unquoted(value: str) -> str:
     what="""
         Reports descriptions written as "I can help…", "We…", "You can use this…".
         Quoted phrases are skipped: a description that quotes what a user says
-        (`Use when the user says "tailor my resume"`) is still in the third person. So are
+        (`Use when the user says "tailor my resume"`) is still in the third person; in
+        single quotes an apostrophe between letters (`'I'm on Linux and need a device'`)
+        belongs to the phrase. So are
         words beside a slash or in a dotted name (`I/O`, `us.anthropic.claude-…`), and
         "you" in a trigger clause (`Use when you need…`, `if your build fails`), which
         speaks of the user as a trigger should, and a labelled list of what users say, to

@@ -354,7 +354,9 @@ def _after_drive_path(text: str, start: int) -> bool:
         skill. Paths are taken from the skill root, as the specification writes them (in other
         Markdown files, a path relative to that file is accepted too). Fenced code blocks,
         globs (`scripts/*.py`), placeholders (`assets/<name>.png`), paths written after
-        "example", "e.g." or "such as" on their line (`**Examples**: references/finance.md`),
+        "example", "e.g." or "such as" on their line (`**Examples**: references/finance.md`)
+        or after a "Good:" / "Correct:" label (`✓ **Good**: scripts/helper.py`, the right
+        shape beside a counter-example),
         paths on a line of counter-examples or hypotheticals (❌, "don't", "bad", "wrong",
         "would be" ...), in a quoted phrase of prose or in the text of a link to a URL, and link
         destinations (SK501 checks those) are not checked, nor a link's text that repeats a
@@ -570,7 +572,10 @@ def _drive_user(path: str) -> str | None:
 
 # words that, before a path on its line, make it an example ("Examples: references/x.md")
 _EXAMPLE = re.compile(
-    r"\bexamples?\b|\be\.g\.|\b(?:such as|for instance|imagine|suppose)\b", re.IGNORECASE
+    r"\bexamples?\b|\be\.g\.|\b(?:such as|for instance|imagine|suppose)\b"
+    # a "Good:" label shows the right shape beside a counter-example ("✓ **Good**: `x/y.md`")
+    r"|\b(?:good|correct)\b\W{0,3}:",
+    re.IGNORECASE,
 )
 _QUOTES = (('"', '"'), ("“", "”"), ("‘", "’"))
 

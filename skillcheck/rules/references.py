@@ -107,6 +107,8 @@ def _what(link: Link | None) -> str:
         (`onboarding/contributor-guide.md`) is one the skill writes: a warning. In a skill
         template (its folder or name says `template`: `template/`, `skill-template`)
         missing targets are warnings: the links show what a filled-in skill would link.
+        So is a missing target on a line that also holds a bare placeholder in brackets
+        (`- [code-1.md](./code-1.md) - [Description]`): a row of a document the skill writes.
         A missing target in a file the agent never reaches (no link or mention leads to it
         from SKILL.md, directly or through the files SKILL.md leads to: a CHANGELOG, a
         README, a page kept for humans) is a warning as well. Files in a folder of sample
@@ -231,6 +233,28 @@ def _produced_folder(skill: Skill, path: str) -> str | None:
     return None
 
 
+# a bracketed placeholder that is not a link (`- [c4-code-1.md](./c4-code-1.md) - [Description]`):
+# capitalised words in brackets, not a link's text (`](`), a reference (`][`, `]:`) or a
+# checkbox, footnote or admonition (`[x]`, `[X]`, `[^1]`, `[!NOTE]`): two letters at least
+_BARE_PLACEHOLDER = re.compile(r"(?<![\]\w!\\])\[[A-Z][A-Za-z]+(?: [A-Za-z/]+){0,4}\](?![(\[:])")
+
+
+def _placeholder_on_line(skill: Skill, use: LinkUse) -> str | None:
+    """The bare placeholder (`[Description]`) on the line of a link, or None: such a line is
+    a row of a template the skill fills in, and its link names a file of that output."""
+    if use.link is None:
+        return None
+    source = markdown.source_lines(skill, use.doc.entry)
+    if source is None:
+        return None
+    lines, first = source
+    index = use.span.start.line - first
+    if not 0 <= index < len(lines):
+        return None
+    match = _BARE_PLACEHOLDER.search(lines[index])
+    return None if match is None else match.group(0)
+
+
 def _minor_target(skill: Skill, use: LinkUse) -> str | None:
     """Why a missing target is a warning, or None for an error.
 
@@ -253,6 +277,9 @@ def _minor_target(skill: Skill, use: LinkUse) -> str | None:
         str(skill.name or "").casefold()
     ):
         return "this skill is a template: its links show what a filled-in skill would link"
+    placeholder = _placeholder_on_line(skill, use)
+    if placeholder is not None:
+        return f"the line is template text ({placeholder}): a row of a document the skill writes"
     last = use.path.rpartition("/")[2].casefold()
     if "." not in last:
         return (

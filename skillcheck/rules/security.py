@@ -605,6 +605,19 @@ def _counter_example(line: str, at: int, command: str) -> bool:
     )
 
 
+_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+
+
+def _lead_in(text: str, line_start: int) -> str:
+    """The prose line just before the fenced block that holds the line at ``line_start``
+    ("The attacker modified the action to inject:"), or "" outside a fence."""
+    fences = [m.start() for m in _FENCE.finditer(text, 0, line_start)]
+    if len(fences) % 2 == 0:
+        return ""  # not inside a fenced block
+    before = text[: fences[-1]].rstrip()
+    return before[before.rfind("\n") + 1 :]
+
+
 def _exec_findings(item: _Text) -> Iterator[Finding]:
     """Pipes into a shell with a download before them on the line, and substitutions."""
     text = item.text
@@ -642,6 +655,8 @@ def _exec_findings(item: _Text) -> Iterator[Finding]:
         line = text[line_start : line_end if line_end >= 0 else len(text)]
         if _counter_example(line, start - line_start, command):
             continue
+        if _ATTACK.search(_lead_in(text, line_start)) is not None:
+            continue  # a block the text introduces as an attack ("The attacker … injected:")
         shown = command if len(command) <= 60 else command[:59] + "…"
         yield Finding(
             f"{shown!r} runs code downloaded at run time, unseen by review and different on"
@@ -664,6 +679,8 @@ def _exec_findings(item: _Text) -> Iterator[Finding]:
         line that shows an attack or a counter-example rather than a step: it names an
         attacker, a payload, something malicious or dangerous, an exploit or a threat, or says
         before the command not to run it (`never`, `don't`, `avoid`, `❌`, `instead of`).
+        In a fenced block, the line that introduces the block counts too: a command under
+        "The attacker modified the workflow to inject:" is the attack, quoted.
     """,
     why="""
         An agent follows a skill's instructions with the user's permissions. Code fetched at
