@@ -29,9 +29,12 @@ _MANIFESTS = frozenset(
         "package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
         "requirements.txt", "pyproject.toml", "uv.lock", "poetry.lock", "Pipfile",
         "Pipfile.lock", "go.mod", "go.sum", "Cargo.toml", "Cargo.lock", "Gemfile",
-        "Gemfile.lock", "tsconfig.json", "deno.json",
+        "Gemfile.lock", "tsconfig.json", "deno.json", "pom.xml", "build.gradle",
+        "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "Directory.Build.props",
+        "Directory.Build.targets", "Directory.Packages.props", "global.json", "nuget.config",
     }
 )  # fmt: skip
+_PROJECT_SUFFIXES = (".csproj", ".fsproj", ".vbproj", ".sln")  # .NET project files
 
 
 _CANDIDATES: Memo[list[SkillFile]] = Memo("resource-candidates")
@@ -52,7 +55,7 @@ def resource_candidates(skill: Skill) -> list[SkillFile]:
             continue
         if any(p.startswith(".") or p in _JUNK_NAMES for p in parts) or entry.rel.endswith(".pyc"):
             continue
-        if parts[-1] in _MANIFESTS:
+        if parts[-1] in _MANIFESTS or parts[-1].endswith(_PROJECT_SUFFIXES):
             continue
         if not tree.owned(entry.rel) or any(
             "/".join(parts[:i]) in tree.unlisted for i in range(1, len(parts))

@@ -75,9 +75,10 @@ _LOST = every(Impact(Outcome.DEGRADED, Severity.ERROR))
         counts for the files in it, and so does naming a top folder as a folder
         (`` `references/` `` alone in code, "the `references` directory"): the agent is told to
         look there. A file that Codex's `agents/openai.yaml` names (the icons of
-        `interface`) is used. Dotfiles, `__init__.py`, dependency manifests of the code
-        (`package.json`, `requirements.txt`, `pyproject.toml` ...), symlinks (SK509/SK510)
-        and junk that SK7xx reports are left out.
+        `interface`) is used. Dotfiles, `__init__.py`, dependency manifests and build files of
+        the code (`package.json`, `requirements.txt`, `pyproject.toml`, `pom.xml`, `*.csproj`,
+        `Directory.Build.props` ...), symlinks (SK509/SK510) and junk that SK7xx reports are
+        left out.
     """,
     why="""
         The agent learns what a skill holds only from SKILL.md: a file it is never told about is
