@@ -402,20 +402,26 @@ _META = "skillcheck"
 def _parser() -> Any:
     global _MD
     if _MD is None:
-        from markdown_it import MarkdownIt  # lazy: not on the CLI start-up path
+        # lazy: not on the CLI start-up path
+        from markdown_it import MarkdownIt, rules_block, rules_inline
 
         md = MarkdownIt("commonmark", {"store_labels": True})
         md.core.ruler.at("inline", _selective_inline)
         # keep every destination as written: rules decide what a scheme means
         md.validateLink = lambda url: True  # type: ignore[method-assign]
         md.normalizeLink = lambda url: url  # type: ignore[method-assign]
-        for name in ("link", "image", "autolink", "backticks", "html_inline"):
-            rules = md.inline.ruler.__rules__
-            index = md.inline.ruler.__find__(name)
-            md.inline.ruler.at(name, _recording_inline(rules[index].fn, name))
-        index = md.block.ruler.__find__("reference")
-        original = md.block.ruler.__rules__[index].fn
-        md.block.ruler.at("reference", _recording_reference(original))
+        # the preset's own rule functions (public in markdown_it.rules_inline/rules_block),
+        # each replaced under its name by a wrapper that records source ranges
+        recorded = {
+            "link": rules_inline.link,
+            "image": rules_inline.image,
+            "autolink": rules_inline.autolink,
+            "backticks": rules_inline.backtick,
+            "html_inline": rules_inline.html_inline,
+        }
+        for name, fn in recorded.items():
+            md.inline.ruler.at(name, _recording_inline(fn, name))
+        md.block.ruler.at("reference", _recording_reference(rules_block.reference))
         md.block.ruler.before("table", "skillcheck_deep", _flat_when_deep)
         _MD = md
     return _MD
