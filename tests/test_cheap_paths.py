@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from skillgen import generate
 
 from skillcheck.report import safe
-from skillcheck.source.markdown import slugify
+from skillcheck.source.anchors import slugify
 
 # what a clean skill never needs: the Markdown parser (its raw text shows nothing a link rule
 # could report), gitignore matching (no ignore file), JSON Schema (no frontmatter-schema),

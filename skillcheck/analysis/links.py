@@ -22,7 +22,9 @@ from skillcheck.analysis.paths import (
     tree_of,
 )
 from skillcheck.source import markdown
-from skillcheck.source.markdown import Link, Markdown, Outline
+from skillcheck.source.anchors import QuickAnchors
+from skillcheck.source.markdown import Link, Markdown
+from skillcheck.source.outline import Outline, links_for, outline_for
 from skillcheck.source.skill import (
     WHOLE_FILE,
     Memo,
@@ -32,9 +34,6 @@ from skillcheck.source.skill import (
 )
 
 RESOURCE_DIRS = ("references", "scripts", "assets")
-# Files whose raw text shows nothing suspect are not parsed (see ``analysis`` and ``_scan``).
-# Tests turn this off to check that the shortcut never hides a finding.
-FAST_PATHS = True
 _JUNK_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", "__init__.py", "__pycache__"})
 _CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".lua")
 
@@ -58,7 +57,7 @@ class Doc:
 _DOCUMENTS: Memo[list[Doc]] = Memo("documents")
 _ANALYSIS: Memo[Analysis] = Memo("link-analysis")
 _SKILL_MD_LINKS: Memo[list[LinkUse]] = Memo("skill-md-links")
-_QUICK_ANCHORS: Memo[markdown.QuickAnchors | None] = Memo("quick-anchors")  # per file
+_QUICK_ANCHORS: Memo[QuickAnchors | None] = Memo("quick-anchors")  # per file
 
 
 def documents(skill: Skill) -> list[Doc]:
@@ -99,10 +98,7 @@ def parsed(skill: Skill, doc: Doc) -> Markdown | None:
 
 def _links(skill: Skill, doc: Doc) -> list[Link] | None:
     """The file's links, from the cheap scan when it can read the text exactly."""
-    if not FAST_PATHS:
-        md = parsed(skill, doc)
-        return None if md is None else md.links
-    return markdown.links_for(skill, doc.entry)
+    return links_for(skill, doc.entry)
 
 
 @dataclass
@@ -326,7 +322,7 @@ def analysis(skill: Skill) -> Analysis:
     result = Analysis([], {rel: [u for u, _ in items] for rel, items in found.items()}, known)
     for doc in docs:
         items = found[doc.rel]
-        if FAST_PATHS and not any(not plain or _suspect(skill, use, known) for use, plain in items):
+        if _plainly_fine(skill, items, known):
             continue
         result.uses += _link_uses(tree, doc, _links(skill, doc) or ())
     return skill.memos.put(_ANALYSIS, result)
@@ -353,6 +349,12 @@ def _link_uses(tree: Tree, doc: Doc, links: list[Link] | tuple[()]) -> list[Link
         if use is not None:
             out.append(use)
     return out
+
+
+def _plainly_fine(skill: Skill, items: list[tuple[LinkUse, bool]], known: Mentions) -> bool:
+    """Whether every possible destination of a file reads the same to CommonMark and is
+    plainly fine: a filter (the file's links need not be read), never a reader."""
+    return not any(not plain or _suspect(skill, use, known) for use, plain in items)
 
 
 def _suspect(skill: Skill, use: LinkUse, known: Mentions) -> bool:
@@ -401,7 +403,7 @@ def skill_md_link_uses(skill: Skill) -> list[LinkUse]:
             uses = [use for use in checked.uses if use.doc is doc]
         else:
             text = doc_text(skill, doc)
-            if not FAST_PATHS or (text and markdown.may_have_links(text)):
+            if text and markdown.may_have_links(text):
                 uses = _link_uses(tree_of(skill), doc, _links(skill, doc) or ())
     return skill.memos.put(_SKILL_MD_LINKS, uses)
 
@@ -415,9 +417,7 @@ def _quick_anchor(skill: Skill, rel: str, text: str | None, frag: str) -> bool:
     if skill.memos.has(_QUICK_ANCHORS, rel):
         anchors = skill.memos.get(_QUICK_ANCHORS, rel)
     else:
-        anchors = skill.memos.put(
-            _QUICK_ANCHORS, markdown.QuickAnchors(text) if text else None, rel
-        )
+        anchors = skill.memos.put(_QUICK_ANCHORS, QuickAnchors(text) if text else None, rel)
     return anchors is not None and anchors.has(frag.lower())
 
 
@@ -437,10 +437,7 @@ def _outline_at(skill: Skill, rel: str) -> Outline | None:
         entry = tree_of(skill).entries.get(rel)
         if entry is None or entry.kind != "file":
             return None
-    if not FAST_PATHS:
-        md = markdown.for_body(skill) if entry is None else markdown.for_file(skill, entry)
-        return None if md is None else markdown.outline_of(md)
-    return markdown.outline_for(skill, entry)
+    return outline_for(skill, entry)
 
 
 def _word_char(ch: str) -> bool:

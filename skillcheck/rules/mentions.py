@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from skillcheck.analysis import links
 from skillcheck.analysis.links import (
     _CODE_SUFFIXES,
     RESOURCE_DIRS,
@@ -38,6 +37,7 @@ from skillcheck.analysis.reach import reached, readable_text, resource_candidate
 from skillcheck.rules.base import Context, rule
 from skillcheck.source import markdown
 from skillcheck.source.markdown import Link, Markdown, Segment
+from skillcheck.source.outline import fast_links, source_lines
 from skillcheck.source.skill import (
     WHOLE_FILE,
     Finding,
@@ -169,10 +169,7 @@ def _scan(
         text = doc_text(skill, doc)
         if not text:
             continue
-        if links.FAST_PATHS and (
-            not any(suspect(doc, hit) for hit in find(text))
-            or _only_in_destinations(skill, doc, find, suspect)
-        ):
+        if _clear_unparsed(skill, doc, text, find, suspect):
             continue
         md = parsed(skill, doc)
         if md is None:
@@ -184,19 +181,29 @@ def _scan(
                     yield doc, segment, hit
 
 
+def _clear_unparsed(
+    skill: Skill, doc: Doc, text: str, find: Finder, suspect: Callable[[Doc, Hit], bool]
+) -> bool:
+    """Whether the file's raw text shows that ``_scan`` would yield nothing for it: a
+    filter that only decides whether the file must be parsed."""
+    return not any(suspect(doc, hit) for hit in find(text)) or _only_in_destinations(
+        skill, doc, find, suspect
+    )
+
+
 def _only_in_destinations(
     skill: Skill, doc: Doc, find: Finder, suspect: Callable[[Doc, Hit], bool]
 ) -> bool:
     """Whether every suspect hit in the file's raw lines starts inside a link destination
     (where ``_scan`` never reports it). Only links from the cheap scan count: their lines
     hold text exactly where the raw lines do, which a parse's positions are not always."""
-    source = markdown.source_lines(skill, doc.entry)
+    source = source_lines(skill, doc.entry)
     if source is None:
         return False
     lines, first_line = source
     text = "\n".join(lines)
     hits = [hit for hit in find(text) if suspect(doc, hit)]
-    links = markdown.fast_links(lines, first_line) if hits else None
+    links = fast_links(lines, first_line) if hits else None
     if not links:
         return False
     covered = _link_columns(links)

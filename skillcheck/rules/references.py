@@ -14,7 +14,6 @@ import posixpath
 import re
 from collections.abc import Iterator
 
-from skillcheck.analysis import links
 from skillcheck.analysis.links import (
     Doc,
     LinkUse,
@@ -24,7 +23,6 @@ from skillcheck.analysis.links import (
     checked_uses,
     doc_text,
     mentions,
-    parsed,
 )
 from skillcheck.analysis.paths import (
     Resolution,
@@ -35,7 +33,8 @@ from skillcheck.analysis.paths import (
 from skillcheck.analysis.reach import reached, relative_to
 from skillcheck.rules.base import Context, rule
 from skillcheck.source import markdown
-from skillcheck.source.markdown import Link, Outline
+from skillcheck.source.markdown import Link
+from skillcheck.source.outline import Outline, outline_for
 from skillcheck.source.skill import (
     Finding,
     Impact,
@@ -544,9 +543,7 @@ def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
         if not frag or frag.startswith(":~:"):
             continue
         if use.res is None:
-            if links.FAST_PATHS and _quick_anchor(
-                skill, use.doc.rel, doc_text(skill, use.doc), frag
-            ):
+            if _quick_anchor(skill, use.doc.rel, doc_text(skill, use.doc), frag):
                 continue
             target, name = _outline(skill, use.doc), use.doc.rel
         else:
@@ -555,7 +552,7 @@ def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 continue
             if not markdown.is_markdown(res.rel) or res.entry.kind not in ("file", "symlink"):
                 continue
-            if links.FAST_PATHS and _quick_anchor(skill, res.rel, _text_at(skill, res.rel), frag):
+            if _quick_anchor(skill, res.rel, _text_at(skill, res.rel), frag):
                 continue
             name = res.rel
             target = _outline_at(skill, res.rel)
@@ -582,10 +579,7 @@ def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 
 def _outline(skill: Skill, doc: Doc) -> Outline | None:
-    if not links.FAST_PATHS:
-        md = parsed(skill, doc)
-        return None if md is None else markdown.outline_of(md)
-    return markdown.outline_for(skill, doc.entry)
+    return outline_for(skill, doc.entry)
 
 
 def _closest(word: str, choices: list[str]) -> str | None:
