@@ -34,7 +34,7 @@ from skillcheck.analysis.reach import reached, relative_to
 from skillcheck.rules.base import Context, rule
 from skillcheck.source import markdown
 from skillcheck.source.markdown import Link
-from skillcheck.source.outline import Outline, outline_for
+from skillcheck.source.outline import Outline, outline_for, source_lines
 from skillcheck.source.skill import (
     Finding,
     Impact,
@@ -243,7 +243,7 @@ def _placeholder_on_line(skill: Skill, use: LinkUse) -> str | None:
     a row of a template the skill fills in, and its link names a file of that output."""
     if use.link is None:
         return None
-    source = markdown.source_lines(skill, use.doc.entry)
+    source = source_lines(skill, use.doc.entry)
     if source is None:
         return None
     lines, first = source
