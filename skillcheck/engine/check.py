@@ -6,16 +6,23 @@ library entry point (``lint.lint``) that sits above them: the layers stay acycli
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
+from skillcheck.rules.base import (
+    CollectionRule,
+    DiscoveryRule,
+    SkillRule,
+    SuppressionComment,
+    SuppressionsRule,
+)
+from skillcheck.source.discover import Discovery
 from skillcheck.source.frontmatter import substring_view
 from skillcheck.source.skill import (
     Diagnostic,
@@ -38,17 +45,6 @@ def rule_failed(rule: Rule, where: str, exc: Exception) -> InternalError:
     return InternalError(
         f"rule {rule.code} ({rule.slug}) failed{place}: {type(exc).__name__}: {exc}"
     )
-
-
-@contextlib.contextmanager
-def guarded(rule: Rule, where: str = "") -> Iterator[None]:
-    """Run one rule's check under ``rule_failed``."""
-    try:
-        yield
-    except InternalError:
-        raise
-    except Exception as exc:
-        raise rule_failed(rule, where, exc) from exc
 
 
 @dataclass
@@ -113,29 +109,95 @@ def make_diagnostic(
     )
 
 
+# --- the one dispatcher ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SkillInput:
+    skill: Skill
+
+
+@dataclass(frozen=True)
+class CollectionInput:
+    summaries: list[SkillSummary]
+
+
+@dataclass(frozen=True)
+class DiscoveryInput:
+    discovery: Discovery
+
+
+@dataclass(frozen=True)
+class SuppressionsInput:
+    summary: SkillSummary
+    comments: Sequence[SuppressionComment]
+
+
+Subject = SkillInput | CollectionInput | DiscoveryInput | SuppressionsInput
+Owner = Skill | SkillSummary | None
+
+
+def _findings(rule: Rule, subject: Subject, ctx: Context) -> Iterator[tuple[Owner, Finding]]:
+    """Call ``rule``'s check with ``subject`` when the rule reads that kind of input."""
+    if isinstance(subject, SkillInput):
+        if isinstance(rule, SkillRule):
+            for finding in rule.check(subject.skill, ctx):
+                yield subject.skill, finding
+    elif isinstance(subject, CollectionInput):
+        if isinstance(rule, CollectionRule):
+            yield from rule.check(subject.summaries, ctx)
+    elif isinstance(subject, DiscoveryInput):
+        if isinstance(rule, DiscoveryRule):
+            yield from rule.check(subject.discovery, ctx)
+    elif isinstance(rule, SuppressionsRule):
+        for finding in rule.check(subject.summary, ctx, subject.comments):
+            yield subject.summary, finding
+
+
+def dispatch(
+    subject: Subject, rules: Iterable[Rule], ctx: Context, where: str = ""
+) -> Iterator[tuple[Rule, Owner, Finding]]:
+    """Run every rule that reads ``subject``'s kind of input over it: (rule, owner, finding).
+
+    The one loop that calls checks, for every kind (``rules.base.Input``). A rule that raises
+    becomes an InternalError naming it (``rule_failed``) and ``where``. One try for all rules,
+    not one per rule: for skills this loop runs 80 times a skill.
+    """
+    rule = None
+    try:
+        for rule in rules:
+            yield from ((rule, owner, finding) for owner, finding in _findings(rule, subject, ctx))
+    except InternalError:
+        raise
+    except Exception as exc:
+        assert rule is not None
+        raise rule_failed(rule, where, exc) from exc
+
+
+def run_rules(
+    subject: Subject, rules: Iterable[Rule], ctx: Context, where: str = ""
+) -> list[Diagnostic]:
+    """The diagnostics of every rule that reads ``subject`` (see ``dispatch``)."""
+    out: list[Diagnostic] = []
+    for rule, owner, finding in dispatch(subject, rules, ctx, where):
+        diag = make_diagnostic(rule, finding, owner, ctx.targets)
+        if diag is not None:
+            out.append(diag)
+    return out
+
+
 def check_skill(skill: Skill, rules: Iterable[Rule], ctx: Context) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     views = _views(skill, ctx)
     for view, view_ctx, main in views:
-        rule = None
-        # one try for all rules (not `guarded` per rule): this loop runs 70 times a skill
-        try:
-            for rule in rules:
-                if rule.scope != "skill":
-                    continue
-                for finding in rule.check(view, view_ctx):
-                    if not main and finding.impact is None:
-                        continue  # about the file, not a loader's reading: reported once
-                    if not main:
-                        finding.fix = None  # edits are planned on the file as written
-                    diag = make_diagnostic(rule, finding, skill, view_ctx.targets)
-                    if diag is not None:
-                        out.append(diag)
-        except InternalError:
-            raise
-        except Exception as exc:
-            assert rule is not None
-            raise rule_failed(rule, skill.display_root, exc) from exc
+        for rule, _view, finding in dispatch(SkillInput(view), rules, view_ctx, skill.display_root):
+            if not main and finding.impact is None:
+                continue  # about the file, not a loader's reading: reported once
+            if not main:
+                finding.fix = None  # edits are planned on the file as written
+            diag = make_diagnostic(rule, finding, skill, view_ctx.targets)
+            if diag is not None:
+                out.append(diag)
     if len(views) > 1:
         out = _merge(out, ctx.targets)
     return _cap_for_parity(out, ctx.targets)
@@ -200,25 +262,10 @@ def _cap_for_parity(diagnostics: list[Diagnostic], targets: tuple[str, ...]) -> 
     return diagnostics
 
 
-def check_scope(scope: str, subject: Any, rules: Iterable[Rule], ctx: Context) -> list[Diagnostic]:
-    """Run the rules of one non-skill ``scope`` over ``subject`` (the summaries for
-    "collection", the discovery result for "discovery"), each guarded."""
-    out: list[Diagnostic] = []
-    for rule in rules:
-        if rule.scope != scope:
-            continue
-        with guarded(rule):
-            for skill, finding in rule.check(subject, ctx):
-                diag = make_diagnostic(rule, finding, skill, ctx.targets)
-                if diag is not None:
-                    out.append(diag)
-    return out
-
-
 def check_collection(
     skills: list[SkillSummary], rules: Iterable[Rule], ctx: Context
 ) -> list[Diagnostic]:
-    return _cap_for_parity(check_scope("collection", skills, rules, ctx), ctx.targets)
+    return _cap_for_parity(run_rules(CollectionInput(skills), rules, ctx), ctx.targets)
 
 
 def per_path_filter(settings: Settings) -> Any:

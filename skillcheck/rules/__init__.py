@@ -1,16 +1,27 @@
 """The rule registry: every rule, in code order.
 
-One registry feeds `skillcheck rules`, `skillcheck rule CODE`, SARIF rule metadata and the
-README table. Family modules register their rules on import.
+One registry feeds `skillcheck rules`, `skillcheck rule CODE`, SARIF rule metadata, the
+options part of the configuration (its defaults and, through a test, its schema) and the
+README tables. Family modules register their rules on import.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from skillcheck.rules.base import Context, Rule, registry, rule
+from skillcheck.rules.base import Context, Input, Option, Rule, registry, rule
 
-__all__ = ["FAMILIES", "Context", "Rule", "all_rules", "get_rule", "resolve_selector", "rule"]
+__all__ = [
+    "FAMILIES",
+    "Context",
+    "Input",
+    "Option",
+    "Rule",
+    "all_rules",
+    "get_rule",
+    "resolve_selector",
+    "rule",
+]
 
 # module name -> family title, in code order
 FAMILIES: dict[str, str] = {

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
+from skillcheck.rules.base import Context, Input, rule, usable_frontmatter, value_span
 from skillcheck.source.display import safe
 from skillcheck.source.load import read_text
 from skillcheck.source.markdown import is_markdown
@@ -279,7 +279,7 @@ def _size(n: int) -> str:
         description: Extracts text and tables from PDF files and fills PDF forms. Use when the
           user mentions PDFs, forms or document extraction.
     """,
-    options="""
+    notes="""
         `budgets.catalog-tokens` (default 200, the cost of a 1,024-character English
         description; see above). Tokens are counted by the `tokenizer`
         (`estimate`, the default, or `tiktoken:ENCODING`).
@@ -322,7 +322,7 @@ def catalog_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
         SKILL.md: the workflow in 2,000 tokens, linking to
           references/api.md and references/examples.md for the detail
     """,
-    options="""
+    notes="""
         `budgets.body-tokens` (default 5000), counted by the `tokenizer`.
     """,
 )
@@ -362,7 +362,7 @@ def body_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
         SKILL.md: 180 lines of workflow
         references/api.md, references/troubleshooting.md: the rest, linked from SKILL.md
     """,
-    options="""
+    notes="""
         `budgets.body-lines` (default 500).
     """,
 )
@@ -411,7 +411,7 @@ def body_lines(skill: Skill, ctx: Context) -> Iterator[Finding]:
         ## Authentication
         (300 lines)
     """,
-    options="""
+    notes="""
         `budgets.reference-lines` (default 100): files longer than this need a table of contents.
 
         Off by default (`extend-select = ["SK604"]` turns it on): it is authoring advice, not a
@@ -456,7 +456,7 @@ def reference_no_toc(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         references/api-auth.md, references/api-orders.md, references/api-billing.md
     """,
-    options="""
+    notes="""
         `budgets.reference-tokens` (default 10000), counted by the `tokenizer`.
     """,
 )
@@ -497,7 +497,7 @@ def reference_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         scripts/fetch_data.py      (downloads the data set when the skill needs it)
     """,
-    options="""
+    notes="""
         `budgets.file-bytes` (default 8388608, 8 MiB).
     """,
 )
@@ -539,7 +539,7 @@ def file_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         assets/screens/*.png   (6 MB)   # the video is linked by URL instead
     """,
-    options="""
+    notes="""
         `budgets.skill-bytes` (default 30000000). Over 30,000,000 bytes `claude-api` rejects
         the upload whatever the budget.
     """,
@@ -589,10 +589,10 @@ def skill_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         the same skills with descriptions trimmed to what each does and when to use it
     """,
-    options="""
+    notes="""
         `budgets.collection-catalog-tokens` (no default: the rule is off until it is set).
     """,
-    scope="collection",
+    reads=Input.COLLECTION,
 )
 def collection_catalog_tokens(
     skills: list[SkillSummary], ctx: Context

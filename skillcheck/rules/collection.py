@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from skillcheck.analysis.paths import plugin_root
-from skillcheck.rules.base import Context, rule
+from skillcheck.rules.base import Context, Input, rule
 from skillcheck.source.skill import Finding, Outcome, Pos, Severity, SkillSummary, Span
 from skillcheck.targets import TARGETS, impact, impacts
 
@@ -103,8 +103,8 @@ _SCOPE_DOC = """
         skills/pdf-forms/SKILL.md:    name: pdf-forms
         skills/pdf-tools/SKILL.md:    name: pdf-tools
     """,
-    options=_SCOPE_DOC,
-    scope="collection",
+    notes=_SCOPE_DOC,
+    reads=Input.COLLECTION,
 )
 def duplicate_name(
     skills: list[SkillSummary], ctx: Context
@@ -283,8 +283,8 @@ def similar_pairs(
         pdf-forms/SKILL.md:  description: Fills and flattens PDF forms. Use when the user
                              needs a PDF form completed.
     """,
-    options=_SCOPE_DOC,
-    scope="collection",
+    notes=_SCOPE_DOC,
+    reads=Input.COLLECTION,
 )
 def near_duplicate_description(
     skills: list[SkillSummary], ctx: Context
@@ -385,7 +385,7 @@ def _set_apart(first: str, second: str) -> bool:
         skills/pdf/SKILL.md
         skills/pdf-forms/SKILL.md
     """,
-    scope="collection",
+    reads=Input.COLLECTION,
 )
 def nested_skill(
     skills: list[SkillSummary], ctx: Context

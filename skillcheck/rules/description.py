@@ -387,7 +387,7 @@ def _weighted_length(text: str) -> int:
     good="""
         description: Extracts text and tables from PDF files. Use when the user asks about PDFs.
     """,
-    options="""
+    notes="""
         `budgets.description-min-chars` (default 40): the shortest accepted description.
     """,
 )

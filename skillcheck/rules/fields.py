@@ -474,7 +474,7 @@ def _short(text: str, limit: int = 120) -> str:
           owner: data-team
         ---
     """,
-    options="""
+    notes="""
         `frontmatter-schema` (path, relative to the configuration file): a JSON Schema (any
         draft `jsonschema` supports; 2020-12 when `$schema` is absent). A missing or invalid
         schema file is a configuration error (exit 2). skillcheck ships editor schemas in
@@ -544,7 +544,7 @@ def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
         resource_configs:
           - file: assets/db.yaml
     """,
-    options="""
+    notes="""
         `path-fields` (list of strings, default empty): the frontmatter fields whose values are
         paths that must exist inside the skill.
     """,

@@ -66,7 +66,7 @@ FAMILY = "structure"  # one family with the rules of rules/structure.py
           author: data-team
         ---
     """,
-    options="""
+    notes="""
         `extra-fields` (list of keys): keys your team allows; they are not reported for lenient
         targets (strict loaders still reject them, so `skills-ref` and `claude-api` still do).
     """,

@@ -222,7 +222,7 @@ def _charset_problem(value: str, charset: str) -> str | None:
     good="""
         name: pdf-tools
     """,
-    options="""
+    notes="""
         `name-charset`: `ascii` (default) or `unicode` (the skills-ref rule: NFKC, lower case,
         `str.isalnum()` or `-`), for the `agentskills` target.
     """,

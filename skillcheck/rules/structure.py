@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
-from skillcheck.rules.base import Context, first_line_span, fixes, rule
+from skillcheck.rules.base import (
+    Context,
+    Input,
+    SuppressionComment,
+    first_line_span,
+    fixes,
+    rule,
+)
+from skillcheck.source.discover import Discovery
 from skillcheck.source.skill import (
     Finding,
     Impact,
@@ -47,9 +55,9 @@ from skillcheck.targets import every, impact, where
         $ chmod 755 skills/private
         $ skillcheck lint skills
     """,
-    scope="discovery",
+    reads=Input.DISCOVERY,
 )
-def path_not_checked(discovery, ctx: Context) -> Iterator[tuple[None, Finding]]:
+def path_not_checked(discovery: Discovery, ctx: Context) -> Iterator[tuple[None, Finding]]:
     for problem in discovery.problems:
         severity = Severity.WARNING if problem.warning else None
         yield None, Finding(problem.message, path=problem.path, severity=severity)
@@ -624,13 +632,15 @@ def skill_md_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         See the [guide](references/guide.md).
     """,
-    options="""
+    notes="""
         SK120 diagnostics are produced after suppressions are applied, so a comment cannot
         silence them; use `ignore = ["SK120"]` or `per-path-ignores`.
     """,
-    scope="suppression",
+    reads=Input.SUPPRESSIONS,
 )
-def unused_suppression(skill: SkillSummary, ctx: Context, suppressions: list) -> Iterator[Finding]:
+def unused_suppression(
+    skill: SkillSummary, ctx: Context, suppressions: Sequence[SuppressionComment]
+) -> Iterator[Finding]:
     for sup in suppressions:
         for word, span in sup.unknown:
             yield Finding(
