@@ -55,6 +55,10 @@ class Context:
     def option(self, key: str, default: Any = None) -> Any:
         return self.options.get(key, default)
 
+    def value(self, option: Option) -> Any:
+        """A top-level option's value, else its declared default."""
+        return self.options.get(option.name, option.default)
+
 
 class Input(StrEnum):
     """What a rule's check reads (see the module docstring for each signature)."""
@@ -135,6 +139,11 @@ class Option:
         # JSON spells these defaults (strings, numbers, lists of strings) as TOML does
         default = "not set" if self.default is None else f"`{json.dumps(self.default)}`"
         return f"- `{self.name}` (default {default}): {self.doc}"
+
+
+def budget_option(key: str, default: int | None, doc: str, minimum: int = 1) -> Option:
+    """A key of the ``budgets`` table, the limits several families read."""
+    return Option(f"budgets.{key}", {"type": "integer", "minimum": minimum}, default, doc)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from skillcheck.rules.base import (
     Context,
+    budget_option,
     fixes,
     key_span,
     rule,
@@ -387,9 +388,15 @@ def _weighted_length(text: str) -> int:
     good="""
         description: Extracts text and tables from PDF files. Use when the user asks about PDFs.
     """,
-    notes="""
-        `budgets.description-min-chars` (default 40): the shortest accepted description.
-    """,
+    options=[
+        budget_option(
+            "description-min-chars",
+            DEFAULT_MIN_CHARS,
+            "The shortest accepted description, in characters (a Chinese or Japanese"
+            " character counts for more).",
+            minimum=0,
+        )
+    ],
 )
 def description_too_short(skill: Skill, ctx: Context) -> Iterator[Finding]:
     found = _description(skill)

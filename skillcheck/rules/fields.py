@@ -12,6 +12,7 @@ from skillcheck.analysis.tools import comma_items, first_comma, split_tools
 from skillcheck.errors import ConfigError
 from skillcheck.rules.base import (
     Context,
+    Option,
     fixes,
     key_span,
     rule,
@@ -474,11 +475,19 @@ def _short(text: str, limit: int = 120) -> str:
           owner: data-team
         ---
     """,
+    options=[
+        Option(
+            "frontmatter-schema",
+            {"type": "string"},
+            None,
+            "Path (relative to the configuration file) of a JSON Schema the frontmatter must"
+            " also satisfy.",
+        )
+    ],
     notes="""
-        `frontmatter-schema` (path, relative to the configuration file): a JSON Schema (any
-        draft `jsonschema` supports; 2020-12 when `$schema` is absent). A missing or invalid
-        schema file is a configuration error (exit 2). skillcheck ships editor schemas in
-        `skillcheck/schemas/frontmatter*.schema.json` to start from.
+        Any draft `jsonschema` supports (2020-12 when `$schema` is absent). A missing or
+        invalid schema file is a configuration error (exit 2). skillcheck ships editor schemas
+        in `skillcheck/schemas/frontmatter*.schema.json` to start from.
     """,
 )
 def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
@@ -544,10 +553,15 @@ def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
         resource_configs:
           - file: assets/db.yaml
     """,
-    notes="""
-        `path-fields` (list of strings, default empty): the frontmatter fields whose values are
-        paths that must exist inside the skill.
-    """,
+    options=[
+        Option(
+            "path-fields",
+            {"type": "array", "items": {"type": "string"}},
+            [],
+            "Frontmatter fields (dotted paths, [] for lists) whose values are paths that must"
+            " exist inside the skill.",
+        )
+    ],
 )
 def path_field_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     # resolved inside the skill exactly as links are (analysis.paths: no file system access)

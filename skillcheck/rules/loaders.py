@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from skillcheck.rules.base import Context, fixes, rule, usable_frontmatter
+from skillcheck.rules.base import Context, Option, fixes, rule, usable_frontmatter
 from skillcheck.rules.structure import impacts_of
 from skillcheck.source.skill import (
     Finding,
@@ -66,10 +66,15 @@ FAMILY = "structure"  # one family with the rules of rules/structure.py
           author: data-team
         ---
     """,
-    notes="""
-        `extra-fields` (list of keys): keys your team allows; they are not reported for lenient
-        targets (strict loaders still reject them, so `skills-ref` and `claude-api` still do).
-    """,
+    options=[
+        Option(
+            "extra-fields",
+            {"type": "array", "items": {"type": "string"}},
+            [],
+            "Frontmatter keys your team allows: not reported for lenient targets (strict"
+            " loaders, `skills-ref` and `claude-api`, still reject them).",
+        )
+    ],
     fixable=True,
 )
 def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
