@@ -31,7 +31,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, overload
 
-from skillcheck.analysis import edits
 from skillcheck.source.discover import Discovery
 from skillcheck.source.skill import (
     Finding,
@@ -368,13 +367,6 @@ def registry() -> dict[str, Rule]:
 
 
 # --- helpers shared by the rule families -------------------------------------------------
-
-
-def fixes() -> Any:
-    """The fix builders (``skillcheck.analysis.edits``), imported when a rule first plans an edit: a
-    run over cached skills never needs them (nor the YAML parser they re-parse with)."""
-
-    return edits
 
 
 def usable_frontmatter(skill: Skill) -> Frontmatter | None:

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+from skillcheck.analysis.edits import proven_fix, raw_matches, span_offsets
 from skillcheck.rules.base import (
     Context,
     Input,
     SuppressionComment,
     first_line_span,
-    fixes,
     rule,
 )
 from skillcheck.source.discover import Discovery
 from skillcheck.source.skill import (
+    Document,
     Finding,
+    Fix,
     Impact,
     Node,
     Outcome,
@@ -529,7 +531,7 @@ def delimiter_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
                     "agentskills": Impact(Outcome.OK, Severity.WARNING),
                     "claude-api": impact(Outcome.REJECTED),
                 },
-                fix=fixes().strip_delimiter_whitespace(skill.doc, line),
+                fix=strip_delimiter_whitespace(skill.doc, line),
             )
 
 
@@ -664,3 +666,20 @@ def unused_suppression(
                 span=span,
                 path=sup.path,
             )
+
+
+# --- the fix of SK114 (applied by fix.py) -----------------------------------------------
+
+
+def strip_delimiter_whitespace(doc: Document | None, line: int) -> Fix | None:
+    """SK114: remove spaces and tabs after a ``---`` delimiter."""
+    if doc is None or not 1 <= line <= len(doc.lines):
+        return None
+    text = doc.lines[line - 1]
+    trailing = text[3:]
+    if not text.startswith("---") or not trailing or trailing.strip(" \t"):
+        return None
+    offsets = span_offsets(doc, Span(Pos(line, 4), Pos(line, len(text) + 1)))
+    if offsets is None or not raw_matches(doc, *offsets, trailing):
+        return None
+    return proven_fix(doc, *offsets, b"", "remove whitespace after '---'", None)
