@@ -137,23 +137,6 @@ Subject = SkillInput | CollectionInput | DiscoveryInput | SuppressionsInput
 Owner = Skill | SkillSummary | None
 
 
-def _findings(rule: Rule, subject: Subject, ctx: Context) -> Iterator[tuple[Owner, Finding]]:
-    """Call ``rule``'s check with ``subject`` when the rule reads that kind of input."""
-    if isinstance(subject, SkillInput):
-        if isinstance(rule, SkillRule):
-            for finding in rule.check(subject.skill, ctx):
-                yield subject.skill, finding
-    elif isinstance(subject, CollectionInput):
-        if isinstance(rule, CollectionRule):
-            yield from rule.check(subject.summaries, ctx)
-    elif isinstance(subject, DiscoveryInput):
-        if isinstance(rule, DiscoveryRule):
-            yield from rule.check(subject.discovery, ctx)
-    elif isinstance(rule, SuppressionsRule):
-        for finding in rule.check(subject.summary, ctx, subject.comments):
-            yield subject.summary, finding
-
-
 def dispatch(
     subject: Subject, rules: Iterable[Rule], ctx: Context, where: str = ""
 ) -> Iterator[tuple[Rule, Owner, Finding]]:
@@ -161,12 +144,31 @@ def dispatch(
 
     The one loop that calls checks, for every kind (``rules.base.Input``). A rule that raises
     becomes an InternalError naming it (``rule_failed``) and ``where``. One try for all rules,
-    not one per rule: for skills this loop runs 80 times a skill.
+    not one per rule, and no generator per rule: for skills this runs 80 times a skill.
     """
     rule = None
     try:
-        for rule in rules:
-            yield from ((rule, owner, finding) for owner, finding in _findings(rule, subject, ctx))
+        if isinstance(subject, SkillInput):
+            skill = subject.skill
+            for rule in rules:
+                if isinstance(rule, SkillRule):
+                    for finding in rule.check(skill, ctx):
+                        yield rule, skill, finding
+        elif isinstance(subject, CollectionInput):
+            for rule in rules:
+                if isinstance(rule, CollectionRule):
+                    for summary, finding in rule.check(subject.summaries, ctx):
+                        yield rule, summary, finding
+        elif isinstance(subject, DiscoveryInput):
+            for rule in rules:
+                if isinstance(rule, DiscoveryRule):
+                    for _none, finding in rule.check(subject.discovery, ctx):
+                        yield rule, None, finding
+        else:
+            for rule in rules:
+                if isinstance(rule, SuppressionsRule):
+                    for finding in rule.check(subject.summary, ctx, subject.comments):
+                        yield rule, subject.summary, finding
     except InternalError:
         raise
     except Exception as exc:
