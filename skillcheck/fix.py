@@ -1,5 +1,5 @@
-"""Safe autofixes applied in rounds and written atomically (the fixes are built beside their
-rules, with the helpers of ``edits.py``).
+"""Safe autofixes applied in rounds and written atomically (each fix is built beside its rule,
+with the helpers of ``analysis/edits.py``; nothing here knows any rule).
 
 Applying (``plan_fixes``): the fixes of each file are applied together, minus any that
 overlap one already taken; the file is linted again in memory and the new fixes applied,

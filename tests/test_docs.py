@@ -89,5 +89,15 @@ def test_rules_json_matches_the_registry() -> None:
     assert [(r["code"], r["slug"], r["fixable"]) for r in listed] == [
         (r.code, r.slug, r.fixable) for r in RULES
     ]
-    fixable = {r["code"] for r in listed if r["fixable"]}
-    assert fixable == {"SK108", "SK112", "SK114", "SK309", "SK403", "SK901", "SK902"}
+    # whether `fixable` is true is checked against the fixes rules really attach:
+    # test_rule_unit.py::test_exactly_the_fixable_rules_attach_fixes
+
+
+def test_rules_text_lists_every_rule_of_the_registry() -> None:
+    lines = invoke("rules").stdout.splitlines()
+    assert len(lines) == len(RULES)
+    for rule, line in zip(RULES, lines, strict=True):
+        assert line.split()[:3] == [rule.code, rule.slug, str(rule.severity)]
+        assert rule.summary in line
+        assert ("(fixable)" in line) is rule.fixable
+        assert ("(off by default)" in line) is not rule.default_enabled

@@ -267,11 +267,11 @@ LONG_LINES = {"mention-line", "reference-mentions"}
 
 def _check_time(tmp_path: Path, rel: str, text: str) -> float:
     from skillcheck.engine.check import check_skill
-    from skillcheck.rules import Context, all_rules
+    from skillcheck.rules import Context, Input, all_rules
     from skillcheck.source.load import load_skill
     from skillcheck.targets import TARGETS
 
-    rules = [r for r in all_rules() if r.scope == "skill"]
+    rules = [r for r in all_rules() if r.reads is Input.SKILL]
     best = float("inf")
     for attempt in range(2):  # the better of two
         root = tmp_path / f"s{len(text)}-{attempt}" / "demo"

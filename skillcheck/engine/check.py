@@ -6,16 +6,24 @@ library entry point (``lint.lint``) that sits above them: the layers stay acycli
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
+from skillcheck.rules.base import (
+    CollectionRule,
+    DiscoveryRule,
+    SkillRule,
+    SuppressionComment,
+    SuppressionsRule,
+)
 from skillcheck.settings import Settings
+from skillcheck.source.discover import Discovery
 from skillcheck.source.frontmatter import substring_view
 from skillcheck.source.skill import (
     Diagnostic,
@@ -38,17 +46,6 @@ def rule_failed(rule: Rule, where: str, exc: Exception) -> InternalError:
     return InternalError(
         f"rule {rule.code} ({rule.slug}) failed{place}: {type(exc).__name__}: {exc}"
     )
-
-
-@contextlib.contextmanager
-def guarded(rule: Rule, where: str = "") -> Iterator[None]:
-    """Run one rule's check under ``rule_failed``."""
-    try:
-        yield
-    except InternalError:
-        raise
-    except Exception as exc:
-        raise rule_failed(rule, where, exc) from exc
 
 
 def enabled_rules(settings: Settings) -> list[Rule]:
@@ -96,29 +93,97 @@ def make_diagnostic(
     )
 
 
+# --- the one dispatcher ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SkillInput:
+    skill: Skill
+
+
+@dataclass(frozen=True)
+class CollectionInput:
+    summaries: list[SkillSummary]
+
+
+@dataclass(frozen=True)
+class DiscoveryInput:
+    discovery: Discovery
+
+
+@dataclass(frozen=True)
+class SuppressionsInput:
+    summary: SkillSummary
+    comments: Sequence[SuppressionComment]
+
+
+Subject = SkillInput | CollectionInput | DiscoveryInput | SuppressionsInput
+Owner = Skill | SkillSummary | None
+
+
+def dispatch(
+    subject: Subject, rules: Iterable[Rule], ctx: Context, where: str = ""
+) -> Iterator[tuple[Rule, Owner, Finding]]:
+    """Run every rule that reads ``subject``'s kind of input over it: (rule, owner, finding).
+
+    The one loop that calls checks, for every kind (``rules.base.Input``). A rule that raises
+    becomes an InternalError naming it (``rule_failed``) and ``where``. One try for all rules,
+    not one per rule, and no generator per rule: for skills this runs 80 times a skill.
+    """
+    rule = None
+    try:
+        if isinstance(subject, SkillInput):
+            skill = subject.skill
+            for rule in rules:
+                if isinstance(rule, SkillRule):
+                    for finding in rule.check(skill, ctx):
+                        yield rule, skill, finding
+        elif isinstance(subject, CollectionInput):
+            for rule in rules:
+                if isinstance(rule, CollectionRule):
+                    for summary, finding in rule.check(subject.summaries, ctx):
+                        yield rule, summary, finding
+        elif isinstance(subject, DiscoveryInput):
+            for rule in rules:
+                if isinstance(rule, DiscoveryRule):
+                    for _none, finding in rule.check(subject.discovery, ctx):
+                        yield rule, None, finding
+        else:
+            for rule in rules:
+                if isinstance(rule, SuppressionsRule):
+                    for finding in rule.check(subject.summary, ctx, subject.comments):
+                        yield rule, subject.summary, finding
+    except InternalError:
+        raise
+    except Exception as exc:
+        assert rule is not None
+        raise rule_failed(rule, where, exc) from exc
+
+
+def run_rules(
+    subject: Subject, rules: Iterable[Rule], ctx: Context, where: str = ""
+) -> list[Diagnostic]:
+    """The diagnostics of every rule that reads ``subject`` (see ``dispatch``)."""
+    out: list[Diagnostic] = []
+    for rule, owner, finding in dispatch(subject, rules, ctx, where):
+        diag = make_diagnostic(rule, finding, owner, ctx.targets)
+        if diag is not None:
+            out.append(diag)
+    return out
+
+
 def check_skill(skill: Skill, rules: Iterable[Rule], ctx: Context) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     views = _views(skill, ctx)
     for view, view_ctx, main in views:
-        rule = None
-        # one try for all rules (not `guarded` per rule): this loop runs 70 times a skill
-        try:
-            for rule in rules:
-                if rule.scope != "skill":
-                    continue
-                for finding in rule.check(view, view_ctx):
-                    if not main and finding.impact is None:
-                        continue  # about the file, not a loader's reading: reported once
-                    if not main:
-                        finding.fix = None  # edits are planned on the file as written
-                    diag = make_diagnostic(rule, finding, skill, view_ctx.targets)
-                    if diag is not None:
-                        out.append(diag)
-        except InternalError:
-            raise
-        except Exception as exc:
-            assert rule is not None
-            raise rule_failed(rule, skill.display_root, exc) from exc
+        for rule, _view, finding in dispatch(SkillInput(view), rules, view_ctx, skill.display_root):
+            if not main and finding.impact is None:
+                continue  # about the file, not a loader's reading: reported once
+            if not main:
+                finding.fix = None  # edits are planned on the file as written
+            diag = make_diagnostic(rule, finding, skill, view_ctx.targets)
+            if diag is not None:
+                out.append(diag)
     if len(views) > 1:
         out = _merge(out, ctx.targets)
     return _cap_for_parity(out, ctx.targets)
@@ -183,25 +248,10 @@ def _cap_for_parity(diagnostics: list[Diagnostic], targets: tuple[str, ...]) -> 
     return diagnostics
 
 
-def check_scope(scope: str, subject: Any, rules: Iterable[Rule], ctx: Context) -> list[Diagnostic]:
-    """Run the rules of one non-skill ``scope`` over ``subject`` (the summaries for
-    "collection", the discovery result for "discovery"), each guarded."""
-    out: list[Diagnostic] = []
-    for rule in rules:
-        if rule.scope != scope:
-            continue
-        with guarded(rule):
-            for skill, finding in rule.check(subject, ctx):
-                diag = make_diagnostic(rule, finding, skill, ctx.targets)
-                if diag is not None:
-                    out.append(diag)
-    return out
-
-
 def check_collection(
     skills: list[SkillSummary], rules: Iterable[Rule], ctx: Context
 ) -> list[Diagnostic]:
-    return _cap_for_parity(check_scope("collection", skills, rules, ctx), ctx.targets)
+    return _cap_for_parity(run_rules(CollectionInput(skills), rules, ctx), ctx.targets)
 
 
 def per_path_filter(settings: Settings) -> Any:

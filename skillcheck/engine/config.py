@@ -7,8 +7,10 @@ command line (which wins) into a ``Settings``.
 
 from __future__ import annotations
 
+import copy
+
 from skillcheck.errors import ConfigError
-from skillcheck.rules import all_rules, resolve_selector
+from skillcheck.rules import all_rules, option_defaults, resolve_selector
 from skillcheck.rules.fields import load_frontmatter_schema
 from skillcheck.settings import Config, Settings
 from skillcheck.targets import DEFAULT_TARGETS, parse_targets
@@ -54,7 +56,8 @@ def build_settings(
     selected |= _selectors(extend_select, "--extend-select")
     selected -= _selectors(config.get("ignore"), f"{where}: ignore")
     selected -= _selectors(ignore, "--ignore")
-    spec = tokenizer or config.get("tokenizer", "estimate")
+    defaults = option_defaults()  # the options the rules declare
+    spec = tokenizer or config.get("tokenizer", defaults["tokenizer"])
     try:  # load it now: a bad spec is a usage error before any skill is read
         get_tokenizer(spec)
     except ValueError as exc:
@@ -64,19 +67,15 @@ def build_settings(
         ([pattern], frozenset(_selectors(codes, f"{where}: per-path-ignores")))
         for pattern, codes in (config.get("per-path-ignores") or {}).items()
     ]
-    options = {
-        "name-charset": config.get("name-charset", "ascii"),
-        "extra-fields": list(config.get("extra-fields", [])),
-        "budgets": dict(config.get("budgets", {})),
-        "tokenizer": spec,
-        "path-fields": list(config.get("path-fields", [])),
-        "duplicate-scope": config.get("duplicate-scope", "skills-root"),
-        "frontmatter-schema": (
-            str((config.root / config.get("frontmatter-schema")).resolve())
-            if config.get("frontmatter-schema") and config.root
-            else None
-        ),
-    }
+    # as configured, else the declared default; lists and tables are copied, so the run's
+    # options never share a value with the configuration
+    options = {key: copy.copy(config.get(key, default)) for key, default in defaults.items()}
+    options["tokenizer"] = spec
+    options["frontmatter-schema"] = (
+        str((config.root / config.get("frontmatter-schema")).resolve())
+        if config.get("frontmatter-schema") and config.root
+        else None
+    )
     if options["frontmatter-schema"]:  # a missing or invalid schema: exit 2 before linting
         load_frontmatter_schema(options["frontmatter-schema"], where)
     return Settings(

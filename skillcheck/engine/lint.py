@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillcheck.engine.check import (
-    check_scope,
+    DiscoveryInput,
     enabled_rules,
     per_path_filter,
+    run_rules,
 )
 from skillcheck.engine.runner import CheckRun, collection_diagnostics
 from skillcheck.engine.suppress import apply_suppressions
@@ -112,7 +113,7 @@ def lint(
     diagnostics = [diag for skill in skills for diag in skill.diagnostics]
     diagnostics.extend(collection_diagnostics(checked, rules, ctx))
     _add_walk_problems(found, skills)
-    diagnostics.extend(check_scope("discovery", found, rules, ctx))
+    diagnostics.extend(run_rules(DiscoveryInput(found), rules, ctx))
 
     diagnostics = apply_suppressions(diagnostics, skills, rules, ctx)
     ignored = per_path_filter(settings)

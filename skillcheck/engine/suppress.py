@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillcheck.engine.check import guarded, make_diagnostic
-from skillcheck.rules import Context, Rule, get_rule
+from skillcheck.engine.check import SuppressionsInput, run_rules
+from skillcheck.rules import Context, Input, Rule, get_rule
 from skillcheck.source.frontmatter import split_lines
 from skillcheck.source.load import read_text
 from skillcheck.source.markdown import MARKDOWN_SUFFIXES
@@ -211,9 +211,8 @@ def apply_suppressions(
             kept.append(diag)
         else:
             hit.used.add(diag.code)
-    reporter = next((r for r in rules if r.scope == "suppression"), None)
-    if reporter is None:
-        return kept
+    if not any(r.reads is Input.SUPPRESSIONS for r in rules):
+        return kept  # nobody reports unused comments: no need to find them
 
     enabled = {r.code for r in rules}
     for skill, found in found_for:
@@ -225,9 +224,5 @@ def apply_suppressions(
                     named = get_rule(word)
                     if named and named.code in enabled and named.code not in suppression.used:
                         suppression.unused.append((word, where))
-        with guarded(reporter, skill.display_root):
-            for finding in reporter.check(skill, ctx, found):
-                made = make_diagnostic(reporter, finding, skill, ctx.targets)
-                if made is not None:
-                    kept.append(made)
+        kept.extend(run_rules(SuppressionsInput(skill, found), rules, ctx, skill.display_root))
     return kept

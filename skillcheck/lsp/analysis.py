@@ -23,7 +23,7 @@ from skillcheck.engine.lint import lint
 from skillcheck.engine.suppress import find_suppressions
 from skillcheck.errors import ConfigError
 from skillcheck.fix import _relint, plan_fixes
-from skillcheck.rules import get_rule
+from skillcheck.rules import Input, get_rule
 from skillcheck.settings import load_config
 from skillcheck.source.frontmatter import parse_document, split_lines
 from skillcheck.source.load import find_skill_md, load_skill
@@ -149,7 +149,7 @@ def collection_diagnostics(path: Path, scope: Path | None) -> list[Diagnostic]:
         settings = settings_for(path)
     except ConfigError:
         return []  # check_buffer reports it
-    collection = {r.code for r in enabled_rules(settings) if r.scope == "collection"}
+    collection = {r.code for r in enabled_rules(settings) if r.reads is Input.COLLECTION}
     if not collection:
         return []
     where = scope if scope is not None and root.is_relative_to(scope) else root.parent

@@ -1,4 +1,5 @@
-"""Rule documentation generated from the registry: the table, JSON, and README section."""
+"""Rule documentation generated from the registry: the table, JSON, and the README's rule and
+option tables."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from skillcheck.rules import FAMILIES, all_rules
+from skillcheck.rules import FAMILIES, all_rules, rule_options
 from skillcheck.source.atomic import write_atomic
 
 
@@ -48,22 +49,41 @@ def readme_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def options_table() -> str:
+    """The Markdown table of every rule option (the README's configuration section)."""
+    rules = all_rules()
+    rows = ["| option | default | rules | what it sets |", "|---|---|---|---|"]
+    for name, option in sorted(rule_options().items()):
+        readers = ", ".join(r.code for r in rules if option in r.options)
+        default = "not set" if option.default is None else f"`{json.dumps(option.default)}`"
+        doc = option.doc.replace("|", "\\|")
+        rows.append(f"| `{name}` | {default} | {readers} | {doc} |")
+    return "\n".join(rows) + "\n"
+
+
 TABLE_START = "<!-- rules-table:start -->"
 TABLE_END = "<!-- rules-table:end -->"
+OPTIONS_START = "<!-- rule-options:start -->"
+OPTIONS_END = "<!-- rule-options:end -->"
 README = Path(__file__).resolve().parent.parent.parent / "README.md"
 
 
+def _between(text: str, start_marker: str, end_marker: str, table: str) -> str:
+    start = text.find(start_marker)
+    end = text.find(end_marker)
+    if start < 0 or end < start:
+        raise ValueError(f"the README has no {start_marker} ... {end_marker} markers")
+    return f"{text[: start + len(start_marker)]}\n{table}{text[end:]}"
+
+
 def with_readme_table(text: str) -> str:
-    """``text`` (a README) with the generated rule table between the markers.
+    """``text`` (a README) with the generated rule table and rule option table between their
+    markers.
 
     Raises ValueError when the markers are missing or out of order.
     """
-    start = text.find(TABLE_START)
-    end = text.find(TABLE_END)
-    if start < 0 or end < start:
-        raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} markers")
-    head = text[: start + len(TABLE_START)]
-    return f"{head}\n{readme_table()}{text[end:]}"
+    text = _between(text, TABLE_START, TABLE_END, readme_table())
+    return _between(text, OPTIONS_START, OPTIONS_END, options_table())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m skillcheck.report.docs", description="Regenerate the README's rule table."
+        prog="python -m skillcheck.report.docs",
+        description="Regenerate the README's rule and option tables.",
     )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--write-readme", action="store_true", help="rewrite the table in place")
@@ -97,7 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if updated != text:
         write_atomic(args.readme, updated.encode("utf-8"))
-        print(f"{args.readme}: rule table updated ({len(all_rules())} rules)", file=sys.stderr)
+        print(
+            f"{args.readme}: rule tables updated ({len(all_rules())} rules,"
+            f" {len(rule_options())} options)",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -1,16 +1,30 @@
 """The rule registry: every rule, in code order.
 
-One registry feeds `skillcheck rules`, `skillcheck rule CODE`, SARIF rule metadata and the
-README table. Family modules register their rules on import.
+One registry feeds `skillcheck rules`, `skillcheck rule CODE`, SARIF rule metadata, the
+options part of the configuration (its defaults and, through a test, its schema) and the
+README tables. Family modules register their rules on import.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
-from skillcheck.rules.base import Context, Rule, registry, rule
+from skillcheck.rules.base import Context, Input, Option, Rule, registry, rule
 
-__all__ = ["FAMILIES", "Context", "Rule", "all_rules", "get_rule", "resolve_selector", "rule"]
+__all__ = [
+    "FAMILIES",
+    "Context",
+    "Input",
+    "Option",
+    "Rule",
+    "all_rules",
+    "get_rule",
+    "option_defaults",
+    "resolve_selector",
+    "rule",
+    "rule_options",
+]
 
 # module name -> family title, in code order
 FAMILIES: dict[str, str] = {
@@ -47,6 +61,33 @@ def all_rules() -> list[Rule]:
                     raise
         _loaded = True
     return [registry()[code] for code in sorted(registry())]
+
+
+def rule_options() -> dict[str, Option]:
+    """Every option the rules declare, by name, in code order of the first rule reading it.
+
+    An option several rules read is one ``Option`` they all name; two different declarations
+    of one name are a bug.
+    """
+    found: dict[str, Option] = {}
+    for r in all_rules():
+        for option in r.options:
+            if found.setdefault(option.name, option) != option:
+                raise RuntimeError(f"option {option.name} is declared twice ({r.code})")
+    return found
+
+
+def option_defaults() -> dict[str, Any]:
+    """The top-level configuration keys the rules read, with the value a run uses when the
+    key is not set: the declared default, or an empty table for a table of options (each
+    rule applies its key's default itself, so a table holds only what was configured)."""
+    defaults: dict[str, Any] = {}
+    for option in rule_options().values():
+        if option.table is not None:
+            defaults[option.table] = {}
+        else:
+            defaults[option.name] = option.default
+    return defaults
 
 
 def get_rule(code_or_slug: str) -> Rule | None:

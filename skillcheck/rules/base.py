@@ -1,24 +1,47 @@
-"""What a rule is, and the context its check receives.
+"""What a rule is, what its check reads, and the context it receives.
 
-A rule is a small self-describing unit, in the manner of yamllint's rule modules and ruff's
-rule pages: a code, a slug, a default severity, a one-line summary, documentation (what it
-checks, why it matters, a failing example, the fixed version, options) and a check.
+A rule is one self-describing unit, in the manner of yamllint's rule modules and ruff's rule
+pages: a code, a slug, a default severity, a one-line summary, documentation (what it checks,
+why it matters, a failing example, the fixed version), the options it reads (declared here,
+like yamllint's ``CONF``/``DEFAULT``), whether it attaches fixes, and a check.
 
-Skill rules are generators ``check(skill, ctx) -> Iterator[Finding]``; collection rules
-(``scope="collection"``) receive every loaded skill at once: ``check(skills, ctx)`` yielding
-``(skill, finding)`` pairs.
+Each rule declares what its check reads (``reads=``, an ``Input``), like ruff's ``LintSource``;
+one dispatcher (``engine.check.dispatch``) runs every kind:
+
+- ``Input.SKILL``: ``check(skill: Skill, ctx) -> Iterator[Finding]``, once per loaded skill
+  (and once more per other reading of its frontmatter, see ``engine.check``);
+- ``Input.COLLECTION``: ``check(summaries: list[SkillSummary], ctx)`` yielding
+  ``(summary, finding)`` pairs, once per run. It gets the *summaries* of every checked skill
+  (names, descriptions, figures...), not the loaded skills: a run over 10,000 skills never
+  holds 10,000 parsed documents, and cached skills are never loaded;
+- ``Input.DISCOVERY``: ``check(discovery: Discovery, ctx)`` yielding ``(None, finding)``
+  pairs: what the search for skills could not look at;
+- ``Input.SUPPRESSIONS``: ``check(summary, ctx, comments) -> Iterator[Finding]``, per skill,
+  after suppressions were applied, with that skill's suppression comments.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol, overload
 
-from skillcheck.analysis import edits
-from skillcheck.source.skill import Frontmatter, Node, Pos, Severity, Skill, Span
+from skillcheck.source.discover import Discovery
+from skillcheck.source.skill import (
+    Finding,
+    Frontmatter,
+    Node,
+    Pos,
+    Severity,
+    Skill,
+    SkillSummary,
+    Span,
+)
 
 
 @dataclass
@@ -31,12 +54,102 @@ class Context:
     def option(self, key: str, default: Any = None) -> Any:
         return self.options.get(key, default)
 
+    def value(self, option: Option) -> Any:
+        """A top-level option's value, else its declared default."""
+        return self.options.get(option.name, option.default)
 
-Check = Callable[..., Iterator[Any]]
+
+class Input(StrEnum):
+    """What a rule's check reads (see the module docstring for each signature)."""
+
+    SKILL = "skill"
+    COLLECTION = "collection"  # the summaries of every checked skill, not loaded skills
+    DISCOVERY = "discovery"
+    SUPPRESSIONS = "suppressions"
+
+
+class SuppressionComment(Protocol):
+    """What a suppressions rule reads of one ``skillcheck-disable`` comment (the engine's
+    ``suppress.Suppression``, after the run marked what it silenced)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def span(self) -> Span: ...
+    @property
+    def path(self) -> Path | None: ...
+    @property
+    def next_line(self) -> bool: ...
+    @property
+    def unknown(self) -> list[tuple[str, Span]]: ...  # words naming no rule
+    @property
+    def unused(self) -> list[tuple[str, Span]]: ...  # enabled codes that silenced nothing
+    @property
+    def unused_all(self) -> bool: ...  # a code-less comment that silenced nothing
+
+
+class SkillCheck(Protocol):
+    def __call__(self, skill: Skill, ctx: Context, /) -> Iterator[Finding]: ...
+
+
+class CollectionCheck(Protocol):
+    def __call__(
+        self, summaries: list[SkillSummary], ctx: Context, /
+    ) -> Iterator[tuple[SkillSummary, Finding]]: ...
+
+
+class DiscoveryCheck(Protocol):
+    def __call__(self, discovery: Discovery, ctx: Context, /) -> Iterator[tuple[None, Finding]]: ...
+
+
+class SuppressionsCheck(Protocol):
+    def __call__(
+        self, summary: SkillSummary, ctx: Context, comments: Sequence[SuppressionComment], /
+    ) -> Iterator[Finding]: ...
+
+
+AnyCheck = SkillCheck | CollectionCheck | DiscoveryCheck | SuppressionsCheck
 
 
 @dataclass(frozen=True)
+class Option:
+    """A configuration key a rule reads, declared with the rule (yamllint's CONF/DEFAULT).
+
+    ``name`` is the key in the configuration (``budgets.body-lines`` for a key of the
+    ``budgets`` table); ``schema`` its JSON-schema fragment (schemas/config.schema.json holds
+    the same, with ``doc`` as its description: a test keeps them equal); ``default`` what a run
+    uses when the key is not set (None: not set, the rule's own behaviour); ``doc`` one line.
+    An option several rules read is one ``Option`` object that each of them names.
+    """
+
+    name: str
+    schema: Mapping[str, Any]
+    default: Any
+    doc: str
+
+    @property
+    def table(self) -> str | None:
+        """The top-level table holding the key (``budgets``), or None for a top-level key."""
+        head, dot, _rest = self.name.partition(".")
+        return head if dot else None
+
+    def describe(self) -> str:
+        """One Markdown line for the rule's page."""
+        # JSON spells these defaults (strings, numbers, lists of strings) as TOML does
+        default = "not set" if self.default is None else f"`{json.dumps(self.default)}`"
+        return f"- `{self.name}` (default {default}): {self.doc}"
+
+
+def budget_option(key: str, default: int | None, doc: str, minimum: int = 1) -> Option:
+    """A key of the ``budgets`` table, the limits several families read."""
+    return Option(f"budgets.{key}", {"type": "integer", "minimum": minimum}, default, doc)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Rule:
+    """A registered rule; one subclass per input kind types its ``check``."""
+
+    reads: ClassVar[Input]
     code: str
     slug: str
     severity: Severity
@@ -45,11 +158,10 @@ class Rule:
     why: str
     bad: str  # a failing example (a SKILL.md excerpt or a tree)
     good: str  # the fixed version
-    check: Check
-    options: str = ""
+    options: tuple[Option, ...] = ()
+    notes: str = ""  # what the options' one-liners do not say (prose, for the rule's page)
+    # attaches a Fix to its findings (a test checks that exactly these rules do)
     fixable: bool = False
-    # "suppression": run by the suppression step with the skill's suppression comments
-    scope: Literal["skill", "collection", "discovery", "suppression"] = "skill"
     family: str = ""
     # off by default: runs only when selected (`select`, `extend-select`, `--select`)
     default_enabled: bool = True
@@ -89,10 +201,44 @@ class Rule:
             self.good.rstrip("\n"),
             "```",
         ]
-        if self.options:
-            parts += ["", "## Options", "", self.options]
+        if self.options or self.notes:
+            parts += ["", "## Options", ""]
+            parts += [option.describe() for option in self.options]
+            if self.notes:
+                parts += ["", self.notes] if self.options else [self.notes]
         return "\n".join(parts) + "\n"
 
+
+@dataclass(frozen=True, kw_only=True)
+class SkillRule(Rule):
+    reads: ClassVar[Input] = Input.SKILL
+    check: SkillCheck
+
+
+@dataclass(frozen=True, kw_only=True)
+class CollectionRule(Rule):
+    reads: ClassVar[Input] = Input.COLLECTION
+    check: CollectionCheck
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiscoveryRule(Rule):
+    reads: ClassVar[Input] = Input.DISCOVERY
+    check: DiscoveryCheck
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuppressionsRule(Rule):
+    reads: ClassVar[Input] = Input.SUPPRESSIONS
+    check: SuppressionsCheck
+
+
+_KINDS: dict[Input, Callable[..., Rule]] = {
+    Input.SKILL: SkillRule,
+    Input.COLLECTION: CollectionRule,
+    Input.DISCOVERY: DiscoveryRule,
+    Input.SUPPRESSIONS: SuppressionsRule,
+}
 
 _REGISTRY: dict[str, Rule] = {}
 
@@ -101,6 +247,8 @@ def _clean(text: str) -> str:
     return textwrap.dedent(text).strip("\n")
 
 
+# one overload per input kind: mypy checks the decorated check against what it declares
+@overload
 def rule(
     code: str,
     slug: str,
@@ -111,19 +259,88 @@ def rule(
     why: str,
     bad: str,
     good: str,
-    options: str = "",
+    options: Sequence[Option] = (),
+    notes: str = "",
     fixable: bool = False,
-    scope: Literal["skill", "collection", "discovery", "suppression"] = "skill",
+    reads: Literal[Input.SKILL] = Input.SKILL,
     default_enabled: bool = True,
-) -> Callable[[Check], Check]:
-    """Register the decorated check as a rule."""
+) -> Callable[[SkillCheck], SkillCheck]: ...
+@overload
+def rule(
+    code: str,
+    slug: str,
+    severity: Severity,
+    summary: str,
+    *,
+    what: str,
+    why: str,
+    bad: str,
+    good: str,
+    options: Sequence[Option] = (),
+    notes: str = "",
+    fixable: bool = False,
+    reads: Literal[Input.COLLECTION],
+    default_enabled: bool = True,
+) -> Callable[[CollectionCheck], CollectionCheck]: ...
+@overload
+def rule(
+    code: str,
+    slug: str,
+    severity: Severity,
+    summary: str,
+    *,
+    what: str,
+    why: str,
+    bad: str,
+    good: str,
+    options: Sequence[Option] = (),
+    notes: str = "",
+    fixable: bool = False,
+    reads: Literal[Input.DISCOVERY],
+    default_enabled: bool = True,
+) -> Callable[[DiscoveryCheck], DiscoveryCheck]: ...
+@overload
+def rule(
+    code: str,
+    slug: str,
+    severity: Severity,
+    summary: str,
+    *,
+    what: str,
+    why: str,
+    bad: str,
+    good: str,
+    options: Sequence[Option] = (),
+    notes: str = "",
+    fixable: bool = False,
+    reads: Literal[Input.SUPPRESSIONS],
+    default_enabled: bool = True,
+) -> Callable[[SuppressionsCheck], SuppressionsCheck]: ...
+def rule(
+    code: str,
+    slug: str,
+    severity: Severity,
+    summary: str,
+    *,
+    what: str,
+    why: str,
+    bad: str,
+    good: str,
+    options: Sequence[Option] = (),
+    notes: str = "",
+    fixable: bool = False,
+    reads: Input = Input.SKILL,
+    default_enabled: bool = True,
+) -> Callable[[Any], Any]:
+    """Register the decorated check as a rule that reads ``reads``."""
 
-    def decorate(check: Check) -> Check:
+    def decorate(check: AnyCheck) -> AnyCheck:
         if code in _REGISTRY:
             raise RuntimeError(f"duplicate rule code {code}")
         if any(r.slug == slug for r in _REGISTRY.values()):
             raise RuntimeError(f"duplicate rule slug {slug}")
-        _REGISTRY[code] = Rule(
+        module = getattr(check, "__module__", "")
+        _REGISTRY[code] = _KINDS[reads](
             code=code,
             slug=slug,
             severity=severity,
@@ -132,13 +349,12 @@ def rule(
             why=_clean(why),
             bad=_clean(bad),
             good=_clean(good),
-            options=_clean(options),
+            options=tuple(options),
+            notes=_clean(notes),
             fixable=fixable,
-            scope=scope,
             # a module may name its family (a family split over two modules keeps one tag)
-            family=getattr(sys.modules.get(check.__module__), "FAMILY", None)
-            or check.__module__.rsplit(".", 1)[-1],
-            check=check,
+            family=getattr(sys.modules.get(module), "FAMILY", None) or module.rsplit(".", 1)[-1],
+            check=check,  # the overloads matched its signature to ``reads``
             default_enabled=default_enabled,
         )
         return check
@@ -151,13 +367,6 @@ def registry() -> dict[str, Rule]:
 
 
 # --- helpers shared by the rule families -------------------------------------------------
-
-
-def fixes() -> Any:
-    """The fix builders (``skillcheck.analysis.edits``), imported when a rule first plans an edit: a
-    run over cached skills never needs them (nor the YAML parser they re-parse with)."""
-
-    return edits
 
 
 def usable_frontmatter(skill: Skill) -> Frontmatter | None:

@@ -18,7 +18,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
+from skillcheck.rules.base import (
+    Context,
+    Input,
+    Option,
+    budget_option,
+    rule,
+    usable_frontmatter,
+    value_span,
+)
 from skillcheck.source.display import safe
 from skillcheck.source.load import read_text
 from skillcheck.source.markdown import is_markdown
@@ -53,6 +61,16 @@ REFERENCE_TOKENS = 10_000
 FILE_BYTES = 8 * 1024 * 1024  # what skillcheck reads and scans of one file
 UPLOAD_LIMIT = 30_000_000  # claude.ai / Skills API: "30 MB" (the smaller reading of it)
 SKILL_BYTES = UPLOAD_LIMIT
+
+# the options the SK6xx rules read (the defaults above); SK307 reads `budgets` too
+TOKENIZER = Option(
+    "tokenizer",
+    {"type": "string", "pattern": "^(estimate|tiktoken:[A-Za-z0-9_]+)$"},
+    DEFAULT_TOKENIZER,
+    "How tokens are counted: `estimate` (built in, no dependency) or `tiktoken:ENCODING`"
+    " (needs tiktoken); `--tokenizer` on the command line wins.",
+)
+
 
 TOC_WINDOW = 50  # a table of contents must start within the first 50 lines to be seen first
 
@@ -279,11 +297,16 @@ def _size(n: int) -> str:
         description: Extracts text and tables from PDF files and fills PDF forms. Use when the
           user mentions PDFs, forms or document extraction.
     """,
-    options="""
-        `budgets.catalog-tokens` (default 200, the cost of a 1,024-character English
-        description; see above). Tokens are counted by the `tokenizer`
-        (`estimate`, the default, or `tiktoken:ENCODING`).
-    """,
+    options=[
+        budget_option(
+            "catalog-tokens",
+            CATALOG_TOKENS,
+            "Most tokens in a skill's catalog entry (`name` + `description`), which is in every"
+            " prompt; 200 is the cost of a description at the specification's 1,024-character"
+            " limit.",
+        ),
+        TOKENIZER,
+    ],
 )
 def catalog_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "catalog-tokens", CATALOG_TOKENS)
@@ -322,9 +345,15 @@ def catalog_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
         SKILL.md: the workflow in 2,000 tokens, linking to
           references/api.md and references/examples.md for the detail
     """,
-    options="""
-        `budgets.body-tokens` (default 5000), counted by the `tokenizer`.
-    """,
+    options=[
+        budget_option(
+            "body-tokens",
+            BODY_TOKENS,
+            "Most tokens in the SKILL.md body, loaded when the skill is chosen (the"
+            " specification recommends under 5,000).",
+        ),
+        TOKENIZER,
+    ],
 )
 def body_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "body-tokens", BODY_TOKENS)
@@ -362,9 +391,13 @@ def body_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
         SKILL.md: 180 lines of workflow
         references/api.md, references/troubleshooting.md: the rest, linked from SKILL.md
     """,
-    options="""
-        `budgets.body-lines` (default 500).
-    """,
+    options=[
+        budget_option(
+            "body-lines",
+            BODY_LINES,
+            "Most lines in the SKILL.md body (the specification and Anthropic: under 500).",
+        )
+    ],
 )
 def body_lines(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "body-lines", BODY_LINES)
@@ -411,9 +444,14 @@ def body_lines(skill: Skill, ctx: Context) -> Iterator[Finding]:
         ## Authentication
         (300 lines)
     """,
-    options="""
-        `budgets.reference-lines` (default 100): files longer than this need a table of contents.
-
+    options=[
+        budget_option(
+            "reference-lines",
+            REFERENCE_LINES,
+            "Markdown references longer than this need a table of contents (Anthropic).",
+        )
+    ],
+    notes="""
         Off by default (`extend-select = ["SK604"]` turns it on): it is authoring advice, not a
         fault any runtime acts on (Claude Code's Read tool returns 2,000 lines at once), and on
         a corpus of 6,700 public skills it was one finding in six (6,262 of 39,087), drowning
@@ -456,9 +494,15 @@ def reference_no_toc(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         references/api-auth.md, references/api-orders.md, references/api-billing.md
     """,
-    options="""
-        `budgets.reference-tokens` (default 10000), counted by the `tokenizer`.
-    """,
+    options=[
+        budget_option(
+            "reference-tokens",
+            REFERENCE_TOKENS,
+            "Most tokens in one reference file: Claude Code's Read tool refuses a file over"
+            " 25,000 of its own tokens in one call.",
+        ),
+        TOKENIZER,
+    ],
 )
 def reference_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "reference-tokens", REFERENCE_TOKENS)
@@ -497,9 +541,9 @@ def reference_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         scripts/fetch_data.py      (downloads the data set when the skill needs it)
     """,
-    options="""
-        `budgets.file-bytes` (default 8388608, 8 MiB).
-    """,
+    options=[
+        budget_option("file-bytes", FILE_BYTES, "Largest size of one file of the skill (8 MiB).")
+    ],
 )
 def file_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "file-bytes", FILE_BYTES)
@@ -539,10 +583,14 @@ def file_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         assets/screens/*.png   (6 MB)   # the video is linked by URL instead
     """,
-    options="""
-        `budgets.skill-bytes` (default 30000000). Over 30,000,000 bytes `claude-api` rejects
-        the upload whatever the budget.
-    """,
+    options=[
+        budget_option(
+            "skill-bytes",
+            SKILL_BYTES,
+            "Largest total size of the skill's files, in bytes; over 30,000,000 `claude-api`"
+            " rejects the upload whatever the budget.",
+        )
+    ],
 )
 def skill_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "skill-bytes", SKILL_BYTES)
@@ -589,10 +637,16 @@ def skill_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         the same skills with descriptions trimmed to what each does and when to use it
     """,
-    options="""
-        `budgets.collection-catalog-tokens` (no default: the rule is off until it is set).
-    """,
-    scope="collection",
+    options=[
+        budget_option(
+            "collection-catalog-tokens",
+            None,
+            "Most tokens in the catalog entries of all linted skills together; the rule does"
+            " nothing until it is set.",
+        ),
+        TOKENIZER,
+    ],
+    reads=Input.COLLECTION,
 )
 def collection_catalog_tokens(
     skills: list[SkillSummary], ctx: Context

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from skillcheck.analysis.paths import plugin_root
-from skillcheck.rules.base import Context, rule
+from skillcheck.rules.base import Context, Input, Option, rule
 from skillcheck.source.skill import Finding, Outcome, Pos, Severity, SkillSummary, Span
 from skillcheck.targets import TARGETS, impact, impacts
 
@@ -34,7 +34,7 @@ def load_group(root: Path) -> tuple[str, str]:
 def loaded_together(skills: list[SkillSummary], ctx: Context) -> Iterator[list[SkillSummary]]:
     """The linted skills split into the sets loaded together (option `duplicate-scope`:
     `skills-root`, the default, or `run` for every skill of the run as one set)."""
-    if ctx.option("duplicate-scope", "skills-root") == "run":
+    if ctx.value(DUPLICATE_SCOPE) == "run":
         yield skills
         return
     groups: dict[tuple[str, str], list[SkillSummary]] = {}
@@ -62,9 +62,15 @@ def scanned_together(root: Path) -> bool:
     return parent.parent.name.casefold() != SKILLS_FOLDER or parent.name.casefold() == SKILLS_FOLDER
 
 
+DUPLICATE_SCOPE = Option(
+    "duplicate-scope",
+    {"enum": ["skills-root", "run"]},
+    "skills-root",
+    "Which skills SK801/SK802 compare: those loaded together (one plugin, else one skills"
+    " root) or every skill of the run.",
+)
 _SCOPE_DOC = """
-        `duplicate-scope` (default `skills-root`): which skills are compared. `skills-root`
-        compares the skills of one plugin (the nearest folder above the skill holding
+        `skills-root` compares the skills of one plugin (the nearest folder above the skill holding
         `.claude-plugin/plugin.json`, up to the repository root) and otherwise the skills
         in one skills root (the folder holding the skill directories, such as
         `.claude/skills/`): runtimes load those together, while Claude Code namespaces plugin
@@ -103,8 +109,9 @@ _SCOPE_DOC = """
         skills/pdf-forms/SKILL.md:    name: pdf-forms
         skills/pdf-tools/SKILL.md:    name: pdf-tools
     """,
-    options=_SCOPE_DOC,
-    scope="collection",
+    options=[DUPLICATE_SCOPE],
+    notes=_SCOPE_DOC,
+    reads=Input.COLLECTION,
 )
 def duplicate_name(
     skills: list[SkillSummary], ctx: Context
@@ -283,8 +290,9 @@ def similar_pairs(
         pdf-forms/SKILL.md:  description: Fills and flattens PDF forms. Use when the user
                              needs a PDF form completed.
     """,
-    options=_SCOPE_DOC,
-    scope="collection",
+    options=[DUPLICATE_SCOPE],
+    notes=_SCOPE_DOC,
+    reads=Input.COLLECTION,
 )
 def near_duplicate_description(
     skills: list[SkillSummary], ctx: Context
@@ -385,7 +393,7 @@ def _set_apart(first: str, second: str) -> bool:
         skills/pdf/SKILL.md
         skills/pdf-forms/SKILL.md
     """,
-    scope="collection",
+    reads=Input.COLLECTION,
 )
 def nested_skill(
     skills: list[SkillSummary], ctx: Context

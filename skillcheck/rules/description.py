@@ -5,15 +5,28 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from skillcheck.analysis.edits import Values, line_text, proven_fix, raw_matches, span_offsets
 from skillcheck.rules.base import (
     Context,
-    fixes,
+    budget_option,
     key_span,
     rule,
     usable_frontmatter,
     value_span,
 )
-from skillcheck.source.skill import Finding, Frontmatter, Impact, Node, Outcome, Severity, Skill
+from skillcheck.source.skill import (
+    Document,
+    Finding,
+    Fix,
+    Frontmatter,
+    Impact,
+    Node,
+    Outcome,
+    Pos,
+    Severity,
+    Skill,
+    Span,
+)
 from skillcheck.targets import TARGETS, impact, impacts, where
 
 DEFAULT_MIN_CHARS = 40
@@ -390,9 +403,15 @@ def _weighted_length(text: str) -> int:
     good="""
         description: Extracts text and tables from PDF files. Use when the user asks about PDFs.
     """,
-    options="""
-        `budgets.description-min-chars` (default 40): the shortest accepted description.
-    """,
+    options=[
+        budget_option(
+            "description-min-chars",
+            DEFAULT_MIN_CHARS,
+            "The shortest accepted description, in characters (a Chinese or Japanese"
+            " character counts for more).",
+            minimum=0,
+        )
+    ],
 )
 def description_too_short(skill: Skill, ctx: Context) -> Iterator[Finding]:
     found = _description(skill)
@@ -513,7 +532,7 @@ def description_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 "agentskills": impact(Outcome.OK, Severity.WARNING),
                 "skills-ref": impact(Outcome.OK, Severity.WARNING),
             },
-            fix=fixes().strip_description(skill.doc, node),
+            fix=strip_description(skill.doc, node),
         )
 
 
@@ -547,4 +566,58 @@ def description_not_string(skill: Skill, ctx: Context) -> Iterator[Finding]:
         f"'description' is a {node.resolved().kind}; write it as one line of text",
         span=node.span,
         impact=_required(Outcome.DEGRADED),
+    )
+
+
+# --- the fix of SK309 (applied by fix.py) -----------------------------------------------
+
+
+# a block scalar header: indicator, then indentation digit and chomping in either order
+_BLOCK_HEADER = re.compile(r"([|>])(?:([1-9])([+-])?|([+-])([1-9])?)?")
+
+
+def strip_description(doc: Document | None, node: Node) -> Fix | None:
+    """SK309: remove leading/trailing whitespace from a quoted or block-scalar description."""
+    if (
+        doc is None
+        or node.kind != "scalar"
+        or node.anchor
+        or node.explicit_tag
+        or not isinstance(node.value, str)
+    ):
+        return None
+    target = node.value.strip()
+    if not target or target == node.value:
+        return None
+
+    def expect(values: Values) -> Values:
+        values["description"] = target
+        return values
+
+    if node.style in ("'", '"'):
+        text = line_text(doc, node.span)
+        offsets = span_offsets(doc, node.span)
+        if text is None or offsets is None or len(text) < 2 or not raw_matches(doc, *offsets, text):
+            return None
+        quote, inner = text[0], text[1:-1]
+        if text[-1] != quote:
+            return None
+        replacement = (quote + inner.strip(" \t") + quote).encode("utf-8")
+    elif node.style in ("|", ">"):
+        # a clipped or kept block scalar ends with a line break: the '-' indicator strips it
+        line = doc.lines[node.span.start.line - 1] if node.span.start.line <= len(doc.lines) else ""
+        header = _BLOCK_HEADER.match(line, node.span.start.column - 1)
+        if header is None or "-" in header.group(0):
+            return None
+        old = header.group(0)
+        new = header.group(1) + (header.group(2) or header.group(5) or "") + "-"
+        span = Span(node.span.start, Pos(node.span.start.line, node.span.start.column + len(old)))
+        offsets = span_offsets(doc, span)
+        if offsets is None or not raw_matches(doc, *offsets, old):
+            return None
+        replacement = new.encode("utf-8")
+    else:
+        return None
+    return proven_fix(
+        doc, *offsets, replacement, "remove whitespace around the description", expect
     )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from codecs import BOM_UTF8
 from collections.abc import Iterator
 
-from skillcheck.rules.base import Context, fixes, rule
-from skillcheck.source.skill import Finding, Impact, Outcome, Severity, Skill
+from skillcheck.analysis.edits import proven_fix
+from skillcheck.rules.base import Context, rule
+from skillcheck.source.skill import Document, Finding, Fix, Impact, Outcome, Severity, Skill
 from skillcheck.targets import every, impact, where
 
 
@@ -45,7 +47,7 @@ def byte_order_mark(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 "SKILL.md starts with a UTF-8 byte order mark; save it as UTF-8 without BOM",
                 span=issue.span,
                 impact=select,
-                fix=fixes().remove_bom(doc),
+                fix=remove_bom(doc),
             )
 
 
@@ -84,7 +86,7 @@ def line_endings(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 f"SKILL.md has {issue.detail}; convert it to LF (git: * text=auto eol=lf)",
                 span=issue.span,
                 impact=select,
-                fix=fixes().normalize_newlines(doc),
+                fix=normalize_newlines(doc),
             )
 
 
@@ -128,3 +130,28 @@ def encoding(skill: Skill, ctx: Context) -> Iterator[Finding]:
             # skills-ref reads a NUL fine; in the frontmatter its YAML reader rejects it (SK105)
             overrides["skills-ref"] = None
         yield Finding(message, span=issue.span, impact=every(Outcome.REJECTED, overrides))
+
+
+# --- the fixes of SK901 and SK902 (applied by fix.py) ---------------------------------
+
+
+def remove_bom(doc: Document) -> Fix | None:
+    """SK901: drop the UTF-8 byte order mark."""
+    if not doc.raw.startswith(BOM_UTF8):
+        return None
+    return proven_fix(doc, 0, len(BOM_UTF8), b"", "remove the UTF-8 byte order mark", None)
+
+
+def normalize_newlines(doc: Document) -> Fix | None:
+    """SK902: every CRLF and lone CR becomes LF (one edit from the first CR to the last)."""
+    if doc.truncated or any(i.kind in ("utf16", "utf32") for i in doc.text_issues):
+        return None
+    raw = doc.raw
+    first = raw.find(b"\r")
+    if first < 0:
+        return None
+    last = raw.rfind(b"\r")
+    end = last + 2 if raw[last + 1 : last + 2] == b"\n" else last + 1
+    region = raw[first:end]
+    replacement = region.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return proven_fix(doc, first, end, replacement, "convert line endings to LF", None)

@@ -7,19 +7,22 @@ import posixpath
 from collections.abc import Iterator
 from typing import Any
 
+from skillcheck.analysis.edits import Values, proven_fix, scalar_texts, span_offsets
 from skillcheck.analysis.paths import Tree, has_scheme, show, tree_of
 from skillcheck.analysis.tools import comma_items, first_comma, split_tools
 from skillcheck.errors import ConfigError
 from skillcheck.rules.base import (
     Context,
-    fixes,
+    Option,
     key_span,
     rule,
     usable_frontmatter,
     value_span,
 )
 from skillcheck.source.skill import (
+    Document,
     Finding,
+    Fix,
     Frontmatter,
     Impact,
     Node,
@@ -201,7 +204,7 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
             span=node.span,
             impact=select,
             help=f"allowed-tools: {' '.join(items)}",
-            fix=fixes().allowed_tools_string(skill.doc, fm, items),
+            fix=allowed_tools_string(skill.doc, fm, items),
         )
     elif node.kind == "mapping":
         yield Finding(
@@ -222,7 +225,7 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
             span=value_span(node, index, 1),
             impact=select,
             help="allowed-tools: " + " ".join(split_tools(node.value)),
-            fix=fixes().allowed_tools_string(skill.doc, fm, split_tools(node.value)),
+            fix=allowed_tools_string(skill.doc, fm, split_tools(node.value)),
         )
 
 
@@ -474,11 +477,19 @@ def _short(text: str, limit: int = 120) -> str:
           owner: data-team
         ---
     """,
-    options="""
-        `frontmatter-schema` (path, relative to the configuration file): a JSON Schema (any
-        draft `jsonschema` supports; 2020-12 when `$schema` is absent). A missing or invalid
-        schema file is a configuration error (exit 2). skillcheck ships editor schemas in
-        `skillcheck/schemas/frontmatter*.schema.json` to start from.
+    options=[
+        Option(
+            "frontmatter-schema",
+            {"type": "string"},
+            None,
+            "Path (relative to the configuration file) of a JSON Schema the frontmatter must"
+            " also satisfy.",
+        )
+    ],
+    notes="""
+        Any draft `jsonschema` supports (2020-12 when `$schema` is absent). A missing or
+        invalid schema file is a configuration error (exit 2). skillcheck ships editor schemas
+        in `skillcheck/schemas/frontmatter*.schema.json` to start from.
     """,
 )
 def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
@@ -544,10 +555,15 @@ def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
         resource_configs:
           - file: assets/db.yaml
     """,
-    options="""
-        `path-fields` (list of strings, default empty): the frontmatter fields whose values are
-        paths that must exist inside the skill.
-    """,
+    options=[
+        Option(
+            "path-fields",
+            {"type": "array", "items": {"type": "string"}},
+            [],
+            "Frontmatter fields (dotted paths, [] for lists) whose values are paths that must"
+            " exist inside the skill.",
+        )
+    ],
 )
 def path_field_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     # resolved inside the skill exactly as links are (analysis.paths: no file system access)
@@ -634,4 +650,62 @@ def _path_problem(tree: Tree, value: str) -> str | None:
         return f"differs in case from the file on disk {show(res.rel)}; write it as on disk"
     if res.status == "found" and res.kind == "dir":
         return "is a folder; name a file"
+    return None
+
+
+# --- the fix of SK403 (applied by fix.py) -----------------------------------------------
+
+
+def allowed_tools_string(
+    doc: Document | None, fm: Frontmatter | None, tools: list[str]
+) -> Fix | None:
+    """SK403: rewrite a list or a comma-separated ``allowed-tools`` as one spaced string."""
+
+    if doc is None or fm is None:
+        return None
+    pair = fm.fields.get("allowed-tools")
+    if pair is None or not tools or any(not t for t in tools):
+        return None
+    key, node = pair
+    joined = " ".join(tools)
+    if split_tools(joined) != tools or any(any(c.isspace() for c in t) for t in tools):
+        # a tool with a space (`Bash(npx expo *)`, `Azure MCP/docs`): loaders that follow the
+        # spec split the string on every space, parentheses or not
+        return None
+
+    def expect(values: Values) -> Values:
+        values["allowed-tools"] = joined
+        return values
+
+    if node.anchor or node.explicit_tag:
+        return None
+    if node.kind == "sequence":
+        items = node.value
+        if not items or any(i.kind != "scalar" or i.anchor or i.explicit_tag for i in items):
+            return None
+        # from just after the key's ':' to the end of the list
+        colon_line = doc.lines[key.span.end.line - 1] if key.span.end.line <= len(doc.lines) else ""
+        rest = colon_line[key.span.end.column - 1 :]
+        colon = len(rest) - len(rest.lstrip(" \t"))
+        if not rest[colon:].startswith(":"):
+            return None
+        start_pos = Pos(key.span.end.line, key.span.end.column + colon + 1)
+        end_pos = node.span.end if node.flow else items[-1].span.end
+        offsets = span_offsets(doc, Span(start_pos, end_pos))
+        if offsets is None or b"#" in doc.raw[offsets[0] : offsets[1]]:
+            return None  # never drop a comment
+        candidates = [b" " + text for text in scalar_texts(joined, None)]
+    elif node.kind == "scalar" and node.tag != "null":
+        offsets = span_offsets(doc, node.span)
+        if offsets is None:
+            return None
+        candidates = scalar_texts(joined, node.style if node.style in ("'", '"') else None)
+    else:
+        return None
+    for replacement in candidates:
+        fix = proven_fix(
+            doc, *offsets, replacement, "write allowed-tools as one space-separated string", expect
+        )
+        if fix is not None:
+            return fix
     return None

@@ -6,12 +6,23 @@ from rules/structure.py for size; the same family (SK1xx structure)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterable, Iterator
 
-from skillcheck.rules.base import Context, fixes, rule, usable_frontmatter
+from skillcheck.analysis.edits import (
+    Values,
+    line_start,
+    line_text,
+    proven_fix,
+    raw_matches,
+    span_offsets,
+)
+from skillcheck.rules.base import Context, Option, rule, usable_frontmatter
 from skillcheck.rules.structure import impacts_of
 from skillcheck.source.skill import (
+    Document,
     Finding,
+    Fix,
     Frontmatter,
     Impact,
     Node,
@@ -66,10 +77,15 @@ FAMILY = "structure"  # one family with the rules of rules/structure.py
           author: data-team
         ---
     """,
-    options="""
-        `extra-fields` (list of keys): keys your team allows; they are not reported for lenient
-        targets (strict loaders still reject them, so `skills-ref` and `claude-api` still do).
-    """,
+    options=[
+        Option(
+            "extra-fields",
+            {"type": "array", "items": {"type": "string"}},
+            [],
+            "Frontmatter keys your team allows: not reported for lenient targets (strict"
+            " loaders, `skills-ref` and `claude-api`, still reject them).",
+        )
+    ],
     fixable=True,
 )
 def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
@@ -88,8 +104,8 @@ def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
     ]
     # `description_en` beside `description` is a second key on purpose, not a misspelling
     near_of = {n: (None if near in fm.fields else near) for n, near in close_to.items()}
-    move, moved = fixes().move_to_metadata(skill.doc, fm, movable) if movable else (None, [])
-    moved = set(moved)  # looked up once per key: a list made 20,000 keys quadratic
+    move, moving = move_to_metadata(skill.doc, fm, movable) if movable else (None, [])
+    moved = set(moving)  # looked up once per key: a list made 20,000 keys quadratic
     for name, (key, _value) in fm.fields.items():
         if name in SPEC_FIELDS:
             continue
@@ -477,5 +493,169 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
             f' "{node.value}"',
             span=node.span,
             impact=select,
-            fix=fixes().quote_scalar(skill.doc, fm, node),
+            fix=quote_scalar(skill.doc, fm, node),
         )
+
+
+# --- the fixes of SK112 and SK108 (applied by fix.py) -----------------------------------
+
+
+def _path_of(fm: Frontmatter, node: Node) -> tuple[str, ...] | None:
+    for name, (_key, value) in fm.fields.items():
+        if value is node:
+            return (name,)
+        if name == "metadata":
+            for key, inner in value.items():
+                text = key.text()
+                if inner is node and isinstance(text, str):
+                    return ("metadata", text)
+    return None
+
+
+def quote_scalar(doc: Document | None, fm: Frontmatter, node: Node) -> Fix | None:
+    """SK112: ``yes`` -> ``"yes"``: the value becomes the text as written."""
+    if (
+        doc is None
+        or node.kind != "scalar"
+        or node.style is not None
+        or node.anchor
+        or node.explicit_tag
+        or node.tag in ("str", "null")
+    ):
+        return None
+    path = _path_of(fm, node)
+    text = line_text(doc, node.span)
+    offsets = span_offsets(doc, node.span)
+    if path is None or text is None or text != node.value or offsets is None:
+        return None
+    if not raw_matches(doc, *offsets, text):
+        return None
+
+    def expect(values: Values) -> Values:
+        holder = values
+        for step in path[:-1]:
+            holder = holder[step]
+        holder[path[-1]] = node.value
+        return values
+
+    replacement = json.dumps(node.value, ensure_ascii=False).encode("utf-8")
+    return proven_fix(doc, *offsets, replacement, f"quote {node.value!r}", expect)
+
+
+def _movable_line(doc: Document, fm: Frontmatter, name: str) -> int | None:
+    """The line of ``name: value`` when it can move as one whole line, else None."""
+    key, value = fm.fields[name]
+    duplicated = any(k.text() == name for k, _v, _e in fm.duplicates)
+    if (
+        duplicated
+        or key.kind != "scalar"
+        or key.style is not None
+        or key.anchor
+        or key.explicit_tag
+        or key.span.start.column != 1
+        or value.kind != "scalar"
+        or value.anchor
+        or value.explicit_tag
+        or value.style in ("|", ">")
+        or value.span.end.line != key.span.start.line
+    ):
+        return None
+    return key.span.start.line
+
+
+def move_to_metadata(
+    doc: Document | None, fm: Frontmatter, names: Iterable[str]
+) -> tuple[Fix | None, list[str]]:
+    """SK108: move top-level ``key: scalar`` lines under ``metadata`` in one edit.
+
+    Returns the fix and the names it moves. ``metadata`` must be absent (it is added at the
+    end of the frontmatter) or a non-empty block mapping (the lines join it with its
+    indentation, after its last entry).
+    """
+    if doc is None:
+        return None, []
+    root = fm.root.resolved() if fm.root is not None else None
+    if fm.close_line is None or root is None or root.kind != "mapping" or root.flow:
+        return None, []
+    meta_pair = fm.fields.get("metadata")
+    existing: set[str] = set()
+    if meta_pair is None:
+        indent = "  "
+        insert_line = fm.close_line
+    else:
+        meta_key, meta = meta_pair
+        if (
+            meta.kind != "mapping"
+            or meta.flow
+            or meta.anchor
+            or meta.explicit_tag
+            or not meta.value
+            or any(m.text() == "metadata" for m, _v, _e in fm.duplicates)
+        ):
+            return None, []
+        columns = {k.span.start.column for k, _v in meta.value}
+        if len(columns) != 1 or min(columns) <= 1:
+            return None, []
+        indent = " " * (min(columns) - 1)
+        existing = {str(k.text()) for k, _v in meta.value}
+        last_value = meta.value[-1][1]
+        if last_value.kind == "scalar" and last_value.span.start.line == last_value.span.end.line:
+            insert_line = last_value.span.end.line + 1
+        else:  # the last entry's extent is unclear: join as the first entry instead
+            header = doc.lines[meta_key.span.start.line - 1][meta_key.span.end.column - 1 :]
+            rest = header.lstrip(" \t")
+            if not rest.startswith(":") or rest[1:].strip(" \t")[:1] not in ("", "#"):
+                return None, []
+            insert_line = meta_key.span.start.line + 1
+    moved: dict[int, str] = {}
+    for name in dict.fromkeys(names):
+        if name in existing or name not in fm.fields or name == "metadata":
+            continue
+        line = _movable_line(doc, fm, name)
+        if line is not None:
+            moved[line] = name
+    if not moved:
+        return None, []
+    lines = sorted(moved)
+    starts: dict[int, int] = {}  # byte offset of each line involved, and of the next one
+    for n in range(min(*lines, insert_line), max(*lines, insert_line) + 2):
+        offset = line_start(doc, n)
+        if offset is None:
+            return None, []
+        starts[n] = offset
+    raw = doc.raw
+
+    def raw_line(n: int) -> bytes:
+        return raw[starts[n] : starts[n + 1]]
+
+    eol = b"\r\n" if raw_line(lines[0]).endswith(b"\r\n") else b"\n"
+    block = b"".join(indent.encode() + raw_line(n) for n in lines)
+    if meta_pair is None:
+        block = b"metadata:" + eol + block
+    low, high = min(lines[0], insert_line), max(lines[-1] + 1, insert_line)
+    out = bytearray()
+    for n in range(low, high):
+        if n == insert_line:
+            out += block
+        if n not in moved:
+            out += raw_line(n)
+    if insert_line == high:
+        out += block
+    names_moved = [moved[n] for n in lines]
+
+    def expect(values: Values) -> Values:
+        meta = values.get("metadata")
+        meta = dict(meta) if isinstance(meta, dict) else {}
+        for name in names_moved:
+            meta[name] = values.pop(name)
+        values["metadata"] = meta
+        return values
+
+    # every moved key's diagnostic carries this description: name a few, not 20,000
+    shown = ", ".join(repr(n) for n in names_moved[:5])
+    if len(names_moved) > 5:
+        shown += f" and {len(names_moved) - 5:,} more keys"
+    fix = proven_fix(
+        doc, starts[low], starts[high], bytes(out), f"move {shown} under 'metadata'", expect
+    )
+    return (fix, names_moved) if fix is not None else (None, [])

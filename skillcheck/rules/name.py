@@ -6,7 +6,14 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from skillcheck.rules.base import Context, key_span, rule, usable_frontmatter, value_span
+from skillcheck.rules.base import (
+    Context,
+    Option,
+    key_span,
+    rule,
+    usable_frontmatter,
+    value_span,
+)
 from skillcheck.source.skill import (
     Finding,
     Frontmatter,
@@ -41,8 +48,17 @@ def _reads_as_text(node: Node, target: Target) -> bool:
     return node.tag != "null" or target.all_strings
 
 
+NAME_CHARSET = Option(
+    "name-charset",
+    {"enum": ["ascii", "unicode"]},
+    "ascii",
+    "What `name` may hold for the `agentskills` target: `ascii` (lower-case letters, digits,"
+    " hyphens) or `unicode` (the skills-ref rule: NFKC, lower case, `str.isalnum()` or `-`).",
+)
+
+
 def _charset(target: Target, ctx: Context) -> str:
-    if target.name == "agentskills" and ctx.option("name-charset", "ascii") == "unicode":
+    if target.name == "agentskills" and ctx.value(NAME_CHARSET) == "unicode":
         return "nfkc-alnum"
     return target.name_charset
 
@@ -222,10 +238,7 @@ def _charset_problem(value: str, charset: str) -> str | None:
     good="""
         name: pdf-tools
     """,
-    options="""
-        `name-charset`: `ascii` (default) or `unicode` (the skills-ref rule: NFKC, lower case,
-        `str.isalnum()` or `-`), for the `agentskills` target.
-    """,
+    options=[NAME_CHARSET],
 )
 def name_charset(skill: Skill, ctx: Context) -> Iterator[Finding]:
     found = _name(skill)

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
-from skillcheck.rules.base import Context, first_line_span, fixes, rule
+from skillcheck.analysis.edits import proven_fix, raw_matches, span_offsets
+from skillcheck.rules.base import (
+    Context,
+    Input,
+    SuppressionComment,
+    first_line_span,
+    rule,
+)
+from skillcheck.source.discover import Discovery
 from skillcheck.source.skill import (
+    Document,
     Finding,
+    Fix,
     Impact,
     Node,
     Outcome,
@@ -47,9 +57,9 @@ from skillcheck.targets import every, impact, where
         $ chmod 755 skills/private
         $ skillcheck lint skills
     """,
-    scope="discovery",
+    reads=Input.DISCOVERY,
 )
-def path_not_checked(discovery, ctx: Context) -> Iterator[tuple[None, Finding]]:
+def path_not_checked(discovery: Discovery, ctx: Context) -> Iterator[tuple[None, Finding]]:
     for problem in discovery.problems:
         severity = Severity.WARNING if problem.warning else None
         yield None, Finding(problem.message, path=problem.path, severity=severity)
@@ -521,7 +531,7 @@ def delimiter_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
                     "agentskills": Impact(Outcome.OK, Severity.WARNING),
                     "claude-api": impact(Outcome.REJECTED),
                 },
-                fix=fixes().strip_delimiter_whitespace(skill.doc, line),
+                fix=strip_delimiter_whitespace(skill.doc, line),
             )
 
 
@@ -624,13 +634,15 @@ def skill_md_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         See the [guide](references/guide.md).
     """,
-    options="""
+    notes="""
         SK120 diagnostics are produced after suppressions are applied, so a comment cannot
         silence them; use `ignore = ["SK120"]` or `per-path-ignores`.
     """,
-    scope="suppression",
+    reads=Input.SUPPRESSIONS,
 )
-def unused_suppression(skill: SkillSummary, ctx: Context, suppressions: list) -> Iterator[Finding]:
+def unused_suppression(
+    skill: SkillSummary, ctx: Context, suppressions: Sequence[SuppressionComment]
+) -> Iterator[Finding]:
     for sup in suppressions:
         for word, span in sup.unknown:
             yield Finding(
@@ -654,3 +666,20 @@ def unused_suppression(skill: SkillSummary, ctx: Context, suppressions: list) ->
                 span=span,
                 path=sup.path,
             )
+
+
+# --- the fix of SK114 (applied by fix.py) -----------------------------------------------
+
+
+def strip_delimiter_whitespace(doc: Document | None, line: int) -> Fix | None:
+    """SK114: remove spaces and tabs after a ``---`` delimiter."""
+    if doc is None or not 1 <= line <= len(doc.lines):
+        return None
+    text = doc.lines[line - 1]
+    trailing = text[3:]
+    if not text.startswith("---") or not trailing or trailing.strip(" \t"):
+        return None
+    offsets = span_offsets(doc, Span(Pos(line, 4), Pos(line, len(text) + 1)))
+    if offsets is None or not raw_matches(doc, *offsets, trailing):
+        return None
+    return proven_fix(doc, *offsets, b"", "remove whitespace after '---'", None)
