@@ -214,17 +214,13 @@ def fix_messages(report: Any, cwd: Path) -> list[str]:
 
 # --- --show-settings --------------------------------------------------------------------------
 
-_CONFIG_KEYS = {  # configuration key -> (settings attribute or option, default)
-    "target": ("targets", None),
-    "strict": ("strict", None),
-    "exclude": ("exclude", None),
-    "per-path-ignores": (None, None),
-    "tokenizer": ("option:tokenizer", None),
-    "name-charset": ("option:name-charset", None),
-    "extra-fields": ("option:extra-fields", None),
-    "budgets": ("option:budgets", None),
-    "path-fields": ("option:path-fields", None),
-    "frontmatter-schema": ("option:frontmatter-schema", None),
+# configuration keys of the run -> the settings attribute (None: per-path-ignores); the rules'
+# option keys follow, from the registry
+_RUN_KEYS = {
+    "target": "targets",
+    "strict": "strict",
+    "exclude": "exclude",
+    "per-path-ignores": None,
 }
 _FLAGS = {"target": "--target", "strict": "--strict", "tokenizer": "--tokenizer"}
 
@@ -239,7 +235,7 @@ def describe_settings(
 ) -> str:
     """The effective configuration, as TOML with a comment naming where each value came from
     (the command line, the configuration file, or the default)."""
-    from skillcheck.rules import all_rules
+    from skillcheck.rules import all_rules, option_defaults
     from skillcheck.settings import load_config
 
     config = load_config(config_file, isolated=isolated)
@@ -257,7 +253,8 @@ def describe_settings(
             return str(where)
         return "default"
 
-    for key, (attr, _default) in _CONFIG_KEYS.items():
+    keys: dict[str, str | None] = {**_RUN_KEYS, **{k: f"option:{k}" for k in option_defaults()}}
+    for key, attr in keys.items():
         if attr is None:
             value: Any = {
                 patterns[0]: sorted(codes) for patterns, codes in settings.per_path_ignores
