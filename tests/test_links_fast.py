@@ -24,7 +24,7 @@ from skillgen import generate
 
 from skillcheck.analysis import links
 from skillcheck.source import markdown
-from skillcheck.source.load import decode_text
+from skillcheck.source.text import decode_text
 
 INLINE = [
     # links and images, plain and not

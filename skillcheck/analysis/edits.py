@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from skillcheck.analysis.tools import split_tools
-from skillcheck.source.frontmatter import decode, parse_document, split_lines
+from skillcheck.source.frontmatter import parse_document
 from skillcheck.source.skill import Document, Fix, Frontmatter, Node, Pos, Span
+from skillcheck.source.text import decode, split_lines
 
 _BOM = codecs.BOM_UTF8
 _UNMAPPABLE = frozenset({"utf16", "utf32", "invalid-utf8"})
@@ -57,7 +58,7 @@ def _line_starts(raw: bytes, offset: int) -> list[int]:
 def byte_offset(doc: Document, pos: Pos) -> int | None:
     """The offset in ``doc.raw`` of (line, column) of the decoded text; None if unmappable.
 
-    Lines end at LF, CRLF or a lone CR (as ``parse.split_lines`` splits them), columns count
+    Lines end at LF, CRLF or a lone CR (as ``text.split_lines`` splits them), columns count
     code points; the UTF-8 BOM, which the decoded text omits, is counted. The line's bytes
     are checked against its decoded text, so a position is never mapped approximately.
     """

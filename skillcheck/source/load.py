@@ -13,6 +13,7 @@ from pathlib import Path
 
 from skillcheck.source.frontmatter import parse_document
 from skillcheck.source.skill import FileKind, Memo, Skill, SkillFile
+from skillcheck.source.text import decode_text, is_binary
 
 MAX_READ = 8 * 1024 * 1024  # bytes of SKILL.md read at most
 
@@ -113,9 +114,6 @@ def read_file(skill: Skill, entry: SkillFile, limit: int = MAX_FILE_READ) -> byt
     return data
 
 
-BINARY_SNIFF = 8192  # a NUL in the first 8 KiB marks a file as binary (as git decides)
-
-
 def read_text(skill: Skill, entry: SkillFile) -> str | None:
     """A file's text for the text checks, decoded once per run and shared; None when binary.
 
@@ -125,7 +123,7 @@ def read_text(skill: Skill, entry: SkillFile) -> str | None:
     if skill.doc is not None and entry.path == skill.skill_md:
         return skill.doc.text
     data = read_file(skill, entry)
-    if data is None or data.find(b"\0", 0, BINARY_SNIFF) >= 0:  # no copy of the head
+    if data is None or is_binary(data):
         return None
     return decoded_text(skill, entry)
 
@@ -145,13 +143,6 @@ def decoded_text(skill: Skill, entry: SkillFile) -> str | None:
         return skill.memos.get(TEXT, entry.rel)
     data = read_file(skill, entry)
     return skill.memos.put(TEXT, None if data is None else decode_text(data), entry.rel)
-
-
-def decode_text(data: bytes) -> str:
-    """A file's bytes as text: UTF-8, invalid bytes replaced (SK9xx reports them), a leading
-    BOM dropped. SKILL.md itself is decoded by ``frontmatter.decode``, which reports what
-    it finds."""
-    return data.decode("utf-8", "replace").removeprefix("\ufeff")
 
 
 def find_skill_md(root: Path) -> Path | None:
