@@ -33,6 +33,7 @@ from skillcheck.errors import RefusedContent
 from skillcheck.rules.budgets import count_lines, skill_figures
 from skillcheck.source.load import OPAQUE_DIRS
 from skillcheck.source.skill import Figures, Memo, Skill, SkillFile
+from skillcheck.source.text import decode_text
 
 # identifies our manifest (catalog output, manifest.json of bundles and well-known dirs)
 MANIFEST_SCHEMA = "https://skillcheck.dev/schemas/manifest/1.0.0/schema.json"
@@ -377,7 +378,7 @@ def _ignore_spec(skill: Skill) -> _Excludes:
     ignore = next((f for f in skill.files if f.rel == SKILLIGNORE and f.kind == "file"), None)
     if ignore is not None:
         raw = read_in_root(skill.root, SKILLIGNORE, MAX_SKILLIGNORE_BYTES)
-        lines.extend(raw.decode("utf-8", "replace").splitlines())
+        lines.extend(decode_text(raw).splitlines())
     try:
         return _Excludes(*_compile_excludes(tuple(lines)))
     except Exception as exc:  # pathspec raises several types for a malformed pattern

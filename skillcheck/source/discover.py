@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.errors import UsageError
+from skillcheck.source.text import decode_text
 
 SKIP_DIRS = frozenset(
     {
@@ -93,7 +94,7 @@ class _Ignores:
         try:
             if not path.is_file():
                 return
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            lines = decode_text(path.read_bytes()).splitlines()
         except OSError:
             return
         import pathspec
