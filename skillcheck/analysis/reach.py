@@ -17,7 +17,7 @@ from skillcheck.analysis.links import (
     written_as_path,
 )
 from skillcheck.analysis.paths import tree_of
-from skillcheck.source import markdown
+from skillcheck.source.load import read_text
 from skillcheck.source.skill import Memo, Skill, SkillFile
 
 _RUNTIME_FILE = re.compile(r"agents/[^/]+\.ya?ml$")
@@ -71,10 +71,7 @@ _BINARY_SUFFIXES = (
 def readable_text(skill: Skill, entry: SkillFile) -> str | None:
     if entry.size > 1_000_000 or entry.rel.lower().endswith(_BINARY_SUFFIXES):
         return None
-    text = markdown.text_of(skill, entry)
-    if text is None or "\x00" in text[:8192]:
-        return None
-    return text
+    return read_text(skill, entry)  # None when binary
 
 
 def reached(skill: Skill) -> set[str]:
