@@ -36,7 +36,6 @@ RESOURCE_DIRS = ("references", "scripts", "assets")
 # Files whose raw text shows nothing suspect are not parsed (see ``analysis`` and ``_scan``).
 # Tests turn this off to check that the shortcut never hides a finding.
 FAST_PATHS = True
-_JUNK_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", "__init__.py", "__pycache__"})
 _CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".lua")
 
 

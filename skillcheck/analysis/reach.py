@@ -10,13 +10,13 @@ import re
 
 from skillcheck.analysis.links import (
     _CODE_SUFFIXES,
-    _JUNK_NAMES,
     RESOURCE_DIRS,
     analysis,
     mentions,
     written_as_path,
 )
 from skillcheck.analysis.paths import tree_of
+from skillcheck.source.junk import UNMENTIONED_NAMES
 from skillcheck.source.load import read_text
 from skillcheck.source.skill import Memo, Skill, SkillFile
 
@@ -50,7 +50,9 @@ def resource_candidates(skill: Skill) -> list[SkillFile]:
         parts = entry.rel.split("/")
         if len(parts) < 2 or parts[0] not in RESOURCE_DIRS:
             continue
-        if any(p.startswith(".") or p in _JUNK_NAMES for p in parts) or entry.rel.endswith(".pyc"):
+        if any(p.startswith(".") or p in UNMENTIONED_NAMES for p in parts) or entry.rel.endswith(
+            ".pyc"
+        ):
             continue
         if parts[-1] in _MANIFESTS:
             continue

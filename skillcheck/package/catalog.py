@@ -31,7 +31,16 @@ from typing import Any
 from skillcheck.analysis.links import skill_md_link_uses
 from skillcheck.errors import RefusedContent
 from skillcheck.rules.budgets import count_lines, skill_figures
-from skillcheck.source.load import OPAQUE_DIRS
+from skillcheck.source.junk import (
+    ARCHIVE_SUFFIXES,
+    BYTECODE_SUFFIXES,
+    EGG_INFO,
+    ENV_PREFIX,
+    JUNK_DIRS,
+    JUNK_FILES,
+    OPAQUE_DIRS,
+    ROOT_JUNK_DIRS,
+)
 from skillcheck.source.skill import Figures, Memo, Skill, SkillFile
 from skillcheck.source.text import decode_text
 
@@ -47,54 +56,16 @@ MAX_SKILLIGNORE_BYTES = 1024 * 1024
 # after these, so a `!pattern` there can re-include a file (not a file under an excluded
 # directory: as in git, a file cannot be re-included if a parent directory is excluded).
 DEFAULT_EXCLUDES: tuple[str, ...] = (
-    # version control
-    ".git/",
-    ".hg/",
-    ".svn/",
-    ".bzr/",
-    ".jj/",
-    "_darcs/",
-    "CVS/",
-    # OS junk
-    ".DS_Store",
-    "Thumbs.db",
-    # Python caches and tool state
-    "__pycache__/",
-    "*.pyc",
-    "*.pyo",
-    ".pytest_cache/",
-    ".mypy_cache/",
-    ".ruff_cache/",
-    ".hypothesis/",
-    ".tox/",
-    ".nox/",
-    ".skillcheck_cache/",
-    # dependencies and virtualenvs (any directory holding a pyvenv.cfg is excluded too)
-    "node_modules/",
-    ".venv/",
-    "venv/",
-    # secrets
-    ".env*",
-    # build output
-    "/build/",
-    "/dist/",
-    "*.egg-info/",
-    # nested archives
-    "*.zip",
-    "*.tar",
-    "*.tar.gz",
-    "*.tgz",
-    "*.tar.bz2",
-    "*.tbz2",
-    "*.tar.xz",
-    "*.txz",
-    "*.tar.zst",
-    "*.7z",
-    "*.rar",
-    "*.skill",
-    # packaging metadata of the skill itself
-    "/.skillignore",
+    *(f"{name}/" for name in JUNK_DIRS),  # version control, caches, dependencies, virtualenvs
+    *JUNK_FILES,  # OS junk
+    *(f"*{suffix}" for suffix in BYTECODE_SUFFIXES),
+    f"{ENV_PREFIX}*",  # secrets
+    *(f"/{name}/" for name in ROOT_JUNK_DIRS),  # build output
+    f"*{EGG_INFO}/",
+    *(f"*{suffix}" for suffix in ARCHIVE_SUFFIXES),  # nested archives
+    "/.skillignore",  # packaging metadata of the skill itself
 )
+# (any directory holding a pyvenv.cfg is excluded too: see ``_ignore_spec``)
 
 _NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")  # the RFC's {skill-name} rule
 _RFC_PATH_FORBIDDEN = set("\\?#[]")

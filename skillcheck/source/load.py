@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from skillcheck.source.frontmatter import parse_document
+from skillcheck.source.junk import OPAQUE_DIRS
 from skillcheck.source.skill import FileKind, Memo, Skill, SkillFile
 from skillcheck.source.text import decode_text, is_binary
 
@@ -20,8 +21,6 @@ MAX_READ = 8 * 1024 * 1024  # bytes of SKILL.md read at most
 SKILL_MD = "SKILL.md"
 MAX_WALK_DEPTH = 32
 MAX_WALK_ENTRIES = 20_000
-# directories listed but not descended into: their contents are never skill content
-OPAQUE_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"})
 
 
 def kind_of(mode: int) -> FileKind:
