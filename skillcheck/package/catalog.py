@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.analysis.links import skill_md_link_uses
+from skillcheck.analysis.tools import split_tools
 from skillcheck.errors import RefusedContent
 from skillcheck.rules.budgets import count_lines, skill_figures
 from skillcheck.source.junk import (
@@ -69,7 +70,6 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 
 _NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")  # the RFC's {skill-name} rule
 _RFC_PATH_FORBIDDEN = set("\\?#[]")
-_TOOL_SPLIT_RE = re.compile(r"[\s,]")
 
 
 class CatalogError(RefusedContent):
@@ -507,23 +507,7 @@ def split_allowed_tools(value: Any) -> list[str] | None:
         return [str(v).strip() for v in value if str(v).strip()]
     if not isinstance(value, str):
         return None
-    tools: list[str] = []
-    depth = 0
-    current: list[str] = []
-    for ch in value:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth = max(depth - 1, 0)
-        if depth == 0 and _TOOL_SPLIT_RE.match(ch):
-            if current:
-                tools.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    if current:
-        tools.append("".join(current))
-    return tools
+    return split_tools(value)
 
 
 def skill_references(skill: Skill, shipped: Iterable[str]) -> list[str]:
