@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -136,7 +137,14 @@ def test_hostile_tree_is_reported_without_crash_or_hang(hostile):
 def test_nothing_outside_the_skill_is_ever_opened(hostile, monkeypatch):
     global _AUDIT
     skill, outside = hostile
-    load.READ_COUNTS.clear()
+    reads: Counter[str] = Counter()
+    real_read = load.read_regular
+
+    def counting_read(path, *args, **kwargs):
+        reads[str(path)] += 1
+        return real_read(path, *args, **kwargs)
+
+    monkeypatch.setattr(load, "read_regular", counting_read)
     _AUDIT = []
     try:
         result = lint([skill], Settings(targets=("agentskills",)))
@@ -150,9 +158,10 @@ def test_nothing_outside_the_skill_is_ever_opened(hostile, monkeypatch):
         assert not resolved.startswith(str(outside.resolve())), path
         assert not resolved.startswith("/etc/"), path
         assert not resolved.endswith("pipe.md"), path
-    for path in load.READ_COUNTS:
+    assert reads  # the wrapper sees the reads that do happen
+    for path in reads:
         assert os.path.realpath(path).startswith(real_skill + os.sep), path
-    assert all(n == 1 for n in load.READ_COUNTS.values())
+    assert all(n == 1 for n in reads.values())
 
 
 def test_links_through_a_symlinked_folder_inside_the_skill_resolve(tmp_path):

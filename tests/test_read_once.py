@@ -1,9 +1,9 @@
 """A tree of 1,000 realistic skills is linted with every rule without reading any file twice.
 
-Rules share one read of each file (``skillcheck.source.load.read_file``), counted in
-``skillcheck.source.load.READ_COUNTS``. As a second witness, every open of a path under the tree
-(``os.open``, ``open``, ``io.open``) is counted too, so a rule that bypassed the shared
-reader would be caught even though it never touches READ_COUNTS.
+Rules share one read of each file (``skillcheck.source.load.read_file``); the test counts the
+reads by wrapping ``load.read_regular``. As a second witness, every open of a path under the
+tree (``os.open``, ``open``, ``io.open``) is counted too, so a rule that bypassed the shared
+reader would be caught even though it never calls ``read_regular``.
 """
 
 from __future__ import annotations
@@ -58,7 +58,14 @@ def test_thousand_skills_every_file_read_exactly_once(
     monkeypatch.setattr(os, "open", counting_os_open)
     monkeypatch.setattr(builtins, "open", counting_open)
     monkeypatch.setattr(io, "open", counting_io_open)
-    load.READ_COUNTS.clear()
+    reads: Counter[str] = Counter()
+    real_read = load.read_regular
+
+    def counting_read(path, *args, **kwargs):
+        reads[str(path)] += 1
+        return real_read(path, *args, **kwargs)
+
+    monkeypatch.setattr(load, "read_regular", counting_read)
 
     started = time.perf_counter()
     # one process, no cache: the reads are counted here (workers count their own)
@@ -79,7 +86,7 @@ def test_thousand_skills_every_file_read_exactly_once(
 
     report = json.loads(result.stdout)
     assert len(report["skills"]) == SKILLS
-    counts = {path: n for path, n in load.READ_COUNTS.items() if path.startswith(root)}
+    counts = {path: n for path, n in reads.items() if path.startswith(root)}
     twice = {path: n for path, n in counts.items() if n > 1}
     assert not twice, f"files read more than once: {sorted(twice.items())[:5]}"
     for skill in made:

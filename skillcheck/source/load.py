@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections import Counter
 from pathlib import Path
 
 from skillcheck.source.frontmatter import parse_document
@@ -77,8 +76,6 @@ def read_regular(path: Path, limit: int = MAX_READ) -> tuple[bytes, int]:
 
 
 MAX_FILE_READ = 8 * 1024 * 1024
-# how many times each path was opened for reading: tests assert no file is read twice
-READ_COUNTS: Counter[str] = Counter()
 
 
 def read_file(skill: Skill, entry: SkillFile, limit: int = MAX_FILE_READ) -> bytes | None:
@@ -105,7 +102,6 @@ def read_file(skill: Skill, entry: SkillFile, limit: int = MAX_FILE_READ) -> byt
                 ok = False
         if ok:
             try:
-                READ_COUNTS[str(target)] += 1
                 data, _size = read_regular(target, limit)
             except OSError:
                 data = None
@@ -299,7 +295,6 @@ def load_skill(
         skill.read_error = f"a {_kind_word(kind_of(info.st_mode))}, not a regular file"
         return skill
     try:
-        READ_COUNTS[str(target)] += 1
         raw, size = read_regular(target)
     except OSError as exc:
         skill.read_error = f"unreadable: {exc.strerror or exc}"
