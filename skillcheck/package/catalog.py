@@ -1,6 +1,6 @@
 """Catalog manifest: which files a skill ships, their digests, and the renderings.
 
-The manifest is skillcheck's own document (DESIGN §9), identified by ``MANIFEST_SCHEMA``:
+The manifest is skillcheck's own document, identified by ``MANIFEST_SCHEMA``:
 per skill its frontmatter fields, tokens and every file with size, mode and digest. It is
 not the Agent Skills Discovery RFC's index: ``pack --well-known`` writes that
 (``skillcheck.package.wellknown``), with this manifest beside it.
@@ -623,7 +623,7 @@ def build_manifest(
     generator: str,
     figures: Mapping[Path, Figures | None] | None = None,
 ) -> dict[str, Any]:
-    """The catalog manifest of ``skills`` (DESIGN §9), our own document (not the RFC index).
+    """The catalog manifest of ``skills``, our own document (not the RFC index).
 
     ``root`` is the directory each skill's ``path`` is relative to; ``generator`` is
     ``"skillcheck X.Y.Z"``; ``tokenizer`` is a tokenizer spec (``"estimate"``,
