@@ -20,11 +20,10 @@ from typing import Any
 from skillcheck.analysis.tools import split_tools
 from skillcheck.source.frontmatter import parse_document, plain_mapping
 from skillcheck.source.skill import Document, Fix, Frontmatter, Node, Pos, Span
-from skillcheck.source.text import decode, split_lines
+from skillcheck.source.text import LINE_BREAK_BYTES, decode, split_lines
 
 _BOM = codecs.BOM_UTF8
 _UNMAPPABLE = frozenset({"utf16", "utf32", "invalid-utf8"})
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 # a block scalar header: indicator, then indentation digit and chomping in either order
 _BLOCK_HEADER = re.compile(r"([|>])(?:([1-9])([+-])?|([+-])([1-9])?)?")
 
@@ -50,7 +49,7 @@ def _line_starts(raw: bytes, offset: int) -> list[int]:
     cached = _STARTS.get(id(raw))
     if cached is None or cached[0] is not raw or cached[1][0] != offset:
         _STARTS.clear()  # keep one file's table: fixes are built file by file
-        starts = [offset, *(m.end() for m in _LINE_BREAK.finditer(raw, offset))]
+        starts = [offset, *(m.end() for m in LINE_BREAK_BYTES.finditer(raw, offset))]
         cached = _STARTS[id(raw)] = (raw, starts)
     return cached[1]
 

@@ -147,6 +147,8 @@ def line_endings(text: str) -> list[TextIssue]:
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# the same line ends in the raw bytes: maps a (line, column) of ``split_lines`` to an offset
+LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
 
 
 def split_lines(text: str) -> list[str]:
