@@ -13,7 +13,6 @@ import json
 import os
 import socket
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,6 @@ from conftest import run_skillcheck, write_skill
 
 from skillcheck.engine.check import Settings
 from skillcheck.engine.lint import lint
-from skillcheck.source import load
 
 FM = "name: {name}\ndescription: Extracts text from PDF files. Use when the user asks about PDFs.\n"
 
@@ -134,17 +132,9 @@ def test_hostile_tree_is_reported_without_crash_or_hang(hostile):
     assert "U+0430 CYRILLIC SMALL LETTER A" in json.dumps(report["diagnostics"])
 
 
-def test_nothing_outside_the_skill_is_ever_opened(hostile, monkeypatch):
+def test_nothing_outside_the_skill_is_ever_opened(hostile, reads):
     global _AUDIT
     skill, outside = hostile
-    reads: Counter[str] = Counter()
-    real_read = load.read_regular
-
-    def counting_read(path, *args, **kwargs):
-        reads[str(path)] += 1
-        return real_read(path, *args, **kwargs)
-
-    monkeypatch.setattr(load, "read_regular", counting_read)
     _AUDIT = []
     try:
         result = lint([skill], Settings(targets=("agentskills",)))

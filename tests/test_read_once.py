@@ -1,9 +1,9 @@
 """A tree of 1,000 realistic skills is linted with every rule without reading any file twice.
 
-Rules share one read of each file (``skillcheck.source.load.read_file``); the test counts the
-reads by wrapping ``load.read_regular``. As a second witness, every open of a path under the
-tree (``os.open``, ``open``, ``io.open``) is counted too, so a rule that bypassed the shared
-reader would be caught even though it never calls ``read_regular``.
+Rules share one read of each file (``skillcheck.source.load.read_file``); the ``reads`` fixture
+counts the reads by wrapping ``load.read_regular``. As a second witness, every open of a path
+under the tree (``os.open``, ``open``, ``io.open``) is counted too, so a rule that bypassed the
+shared reader would be caught even though it never calls ``read_regular``.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ import pytest
 from conftest import invoke
 from skillgen import generate
 
-from skillcheck.source import load
-
 SKILLS = 1000
 
 
 def test_thousand_skills_every_file_read_exactly_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    reads: Counter[str],
 ) -> None:
     tree = tmp_path / "skills"
     made = generate(tree, SKILLS)
@@ -58,14 +59,6 @@ def test_thousand_skills_every_file_read_exactly_once(
     monkeypatch.setattr(os, "open", counting_os_open)
     monkeypatch.setattr(builtins, "open", counting_open)
     monkeypatch.setattr(io, "open", counting_io_open)
-    reads: Counter[str] = Counter()
-    real_read = load.read_regular
-
-    def counting_read(path, *args, **kwargs):
-        reads[str(path)] += 1
-        return real_read(path, *args, **kwargs)
-
-    monkeypatch.setattr(load, "read_regular", counting_read)
 
     started = time.perf_counter()
     # one process, no cache: the reads are counted here (workers count their own)

@@ -150,22 +150,19 @@ class _Compiler:
                     out.append(SchemaError(path, message, value, "pattern"))
 
             steps.append(check_pattern)
-        if "minLength" in sub:
-            shortest = sub["minLength"]
+        if "minLength" in sub or "maxLength" in sub:
+            shortest = sub.get("minLength", 0)
+            longest = sub.get("maxLength")
 
-            def check_min_length(value: Any, path: Path, out: list[SchemaError]) -> None:
-                if isinstance(value, str) and len(value) < shortest:
+            def check_length(value: Any, path: Path, out: list[SchemaError]) -> None:
+                if not isinstance(value, str):
+                    return
+                if len(value) < shortest:
                     out.append(SchemaError(path, f"{value!r} is too short", value, "minLength"))
-
-            steps.append(check_min_length)
-        if "maxLength" in sub:
-            longest = sub["maxLength"]
-
-            def check_max_length(value: Any, path: Path, out: list[SchemaError]) -> None:
-                if isinstance(value, str) and len(value) > longest:
+                if longest is not None and len(value) > longest:
                     out.append(SchemaError(path, f"{value!r} is too long", value, "maxLength"))
 
-            steps.append(check_max_length)
+            steps.append(check_length)
         if "minimum" in sub:
             least = sub["minimum"]
 
