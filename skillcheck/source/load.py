@@ -299,8 +299,6 @@ def load_skill(
     except OSError as exc:
         skill.read_error = f"unreadable: {exc.strerror or exc}"
         return skill
-    # imported here: a run whose skills all come from the result cache never needs yaml
-
     skill.doc = parse_document(skill_md, raw, size)
     return skill
 

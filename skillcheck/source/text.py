@@ -169,3 +169,31 @@ def lf_lines(text: str) -> list[str]:
     of files other than SKILL.md (a lone CR stays inside its line)."""
     lines = text.split("\n")
     return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+class LinePositions:
+    """Offset -> (line, column) over a text whose lines end at LF (``lf_lines``: a CR is a
+    column); fast when offsets come in increasing order."""
+
+    def __init__(self, text: str, first_line: int = 1) -> None:
+        self.text = text
+        self.first_line = first_line
+        self.line = first_line  # the line of offset ``scanned``
+        self.line_start = 0  # where that line starts
+        self.scanned = 0
+
+    def pos(self, offset: int) -> Pos:
+        if offset < self.scanned:
+            self.line, self.line_start, self.scanned = self.first_line, 0, 0
+        newlines = self.text.count("\n", self.scanned, offset)
+        if newlines:
+            self.line += newlines
+            self.line_start = self.text.rfind("\n", self.scanned, offset) + 1
+        self.scanned = offset
+        return Pos(self.line, offset - self.line_start + 1)
+
+    def span(self, start: int, end: int) -> Span:
+        first = self.pos(start)
+        if "\n" in self.text[start:end]:
+            return Span(first, self.pos(end))
+        return Span(first, Pos(first.line, first.column + max(end - start, 1)))
