@@ -1,8 +1,8 @@
 """Runtime profiles: what each loader knows and how it reacts, as data.
 
-Facts come from ../shared/reference/RUNTIMES.md (the spec, skills-ref, Anthropic's
-validators, Claude Code, Codex, Copilot/VS Code, Cursor, OpenSkills) and, for OpenClaw, from
-its own docs and loader (cited at OPENCLAW_FIELDS). Rules read these
+Facts come from each runtime's specification, documentation and loader (the spec,
+skills-ref, Anthropic's validators, Claude Code, Codex, Copilot/VS Code, Cursor, OpenSkills;
+for OpenClaw, cited at OPENCLAW_FIELDS). Rules read these
 profiles to decide who breaks and how; no rule hard-codes a runtime's behaviour that
 belongs here.
 """

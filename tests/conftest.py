@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,23 @@ def write_skill(
             content = content.encode("utf-8")
         path.write_bytes(content)
     return skill
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """How many times each path is read by ``skillcheck.source.load.read_regular`` (the one
+    reader of skill files) during the test."""
+    from skillcheck.source import load
+
+    counts: Counter[str] = Counter()
+    real_read = load.read_regular
+
+    def counting_read(path, *args, **kwargs):
+        counts[str(path)] += 1
+        return real_read(path, *args, **kwargs)
+
+    monkeypatch.setattr(load, "read_regular", counting_read)
+    return counts
 
 
 @pytest.fixture

@@ -245,6 +245,17 @@ def test_default_excludes_and_skillignore(tmp_path: Path) -> None:
     assert "/.skillignore" in DEFAULT_EXCLUDES
 
 
+def test_skillignore_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """A .skillignore saved with a UTF-8 BOM (Windows editors) still excludes its first
+    pattern: the BOM is dropped, as git does for .gitignore."""
+    root = make_skill(
+        tmp_path,
+        "bom-ignore",
+        files={"drafts/wip.md": "x", ".skillignore": b"\xef\xbb\xbfdrafts/\n"},
+    )
+    assert [f.rel for f in shipped_files(load(root))] == ["SKILL.md"]
+
+
 def test_in_skill_symlink_ships_target_content(tmp_path: Path) -> None:
     root = make_skill(tmp_path, "links", files={"references/REAL.md": "real content\n"})
     os.symlink("references/REAL.md", root / "ALIAS.md")

@@ -428,7 +428,7 @@ def _skill_md(name: str, extra: str = "", description: str = DESC) -> bytes:
     )
 
 
-# directory -> (SKILL.md, the outcome per target where it is not "ok"), after RUNTIMES.md
+# directory -> (SKILL.md, the outcome per target where it is not "ok"), per runtime profile
 OUTCOME_CASES: dict[str, tuple[bytes, dict[str, str]]] = {
     # Copilot silently drops a name with '.'; the spec, skills-ref and claude.ai refuse the
     # charset; Cursor is lenient; Claude Code, Codex and OpenSkills do not check names

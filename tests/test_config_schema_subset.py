@@ -1,13 +1,19 @@
-"""The built-in config validator agrees with jsonschema on skillcheck's config schema."""
+"""The built-in subset validator agrees with jsonschema on skillcheck's config and manifest
+schemas."""
 
 from __future__ import annotations
+
+import copy
+from pathlib import Path
 
 import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skillcheck.package.catalog import build_manifest
 from skillcheck.schemas import load_schema
 from skillcheck.schemas.subset import validate
+from skillcheck.source.load import load_skill
 
 SCHEMA = load_schema("config.schema.json")
 KEYS = [*SCHEMA["properties"], "unknown-key", "budgets"]
@@ -54,3 +60,68 @@ def test_valid_config_passes_and_bad_values_fail() -> None:
     assert validate({"target": "nope"}, SCHEMA)
     assert validate({"budgets": {"body-lines": 0}}, SCHEMA)
     assert validate({"colour": True}, SCHEMA)
+
+
+# --- the manifest schema: the subset validator is the fast path of a bundle's verify ------------
+
+MANIFEST_SCHEMA = load_schema("manifest.schema.json")
+
+
+def _manifest(tmp: Path) -> dict:
+    root = tmp / "demo"
+    (root / "references").mkdir(parents=True)
+    (root / "SKILL.md").write_text(
+        "---\nname: demo\ndescription: Makes demos. Use when asked for a demo.\n"
+        "allowed-tools: Read Bash(git log:*)\n---\n# Demo\n\nSee [notes](references/notes.md).\n",
+        encoding="utf-8",
+    )
+    (root / "references" / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    return build_manifest([load_skill(root, "demo")], tmp, generator="skillcheck 0.0.test")
+
+
+def _paths(value: object, path: tuple = ()) -> list[tuple]:
+    """Every place in a JSON value: the root, each key's value, each item."""
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*path, index))
+    return found
+
+
+REPLACEMENTS = [None, True, 0, 1, 1.0, -1, "", "x" * 300, "Not-A-Name", "sha256:00", [], {}, [1]]
+
+
+def test_subset_validator_agrees_with_jsonschema_on_manifests(tmp_path: Path) -> None:
+    """Each place of a real manifest replaced by each odd value, or deleted: the subset
+    validator accepts exactly what jsonschema accepts, except integers written as 1.0 or
+    True, which it refuses (the loader needs real integers)."""
+    manifest = _manifest(tmp_path)
+    jsonschema_validator = jsonschema.Draft202012Validator(MANIFEST_SCHEMA)
+    assert validate(manifest, MANIFEST_SCHEMA) == []
+    tried = refused = 0
+    for path in _paths(manifest)[1:]:
+        for replacement in [*REPLACEMENTS, DELETE]:
+            mutant = copy.deepcopy(manifest)
+            parent = mutant
+            for part in path[:-1]:
+                parent = parent[part]
+            if replacement is DELETE:
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = replacement
+            expected = jsonschema_validator.is_valid(mutant)
+            errors = validate(mutant, MANIFEST_SCHEMA)
+            tried += 1
+            refused += bool(errors)
+            if expected and errors:  # only a non-integer number may be refused beyond it
+                assert all(e.keyword == "type" for e in errors), (path, replacement, errors)
+                assert all(isinstance(e.instance, (bool, float)) for e in errors), errors
+            else:
+                assert (not errors) == expected, (path, replacement, errors)
+    assert refused > tried // 2  # the mutations do reach the schema's keywords
+
+
+DELETE = object()

@@ -113,6 +113,15 @@ def test_gitignored_skills_are_skipped(tmp_path: Path) -> None:
     assert len(everything.skills) == 5
 
 
+def test_a_byte_order_mark_does_not_hide_the_first_gitignore_pattern(tmp_path: Path) -> None:
+    """git drops a UTF-8 BOM at the start of a .gitignore; so does discovery."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_bytes(b"\xef\xbb\xbfdrafts/\n")
+    _skill(tmp_path, "skills/kept")
+    _skill(tmp_path, "skills/drafts/ignored-draft")
+    assert _names(discover([tmp_path / "skills"]).skills, tmp_path) == ["skills/kept"]
+
+
 def test_config_exclude(tmp_path: Path) -> None:
     _skill(tmp_path, "skills/kept")
     _skill(tmp_path, "skills/experimental/wip")

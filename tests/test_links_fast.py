@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from skillgen import generate
 
 from skillcheck.source import markdown, outline
-from skillcheck.source.load import decode_text
+from skillcheck.source.text import decode_text, lf_lines
 
 INLINE = [
     # links and images, plain and not
@@ -107,7 +107,7 @@ def _full(lines: list[str], first_line: int) -> outline.Outline:
 @settings(max_examples=1500, deadline=None)
 @given(document, st.sampled_from([1, 7]))
 def test_fast_outline_is_the_parse_whenever_it_answers(text: str, first_line: int) -> None:
-    lines = markdown.split_lines(text)
+    lines = lf_lines(text)
     fast = outline.fast_outline(lines, first_line)
     if fast is not None:
         assert fast == _full(lines, first_line)
@@ -116,7 +116,7 @@ def test_fast_outline_is_the_parse_whenever_it_answers(text: str, first_line: in
 @settings(max_examples=1500, deadline=None)
 @given(document, st.sampled_from([1, 7]))
 def test_fast_links_are_the_parse_whenever_they_answer(text: str, first_line: int) -> None:
-    lines = markdown.split_lines(text)
+    lines = lf_lines(text)
     fast = outline.fast_links(lines, first_line)
     if fast is not None:
         assert fast == markdown.parse(lines, first_line).links
@@ -132,7 +132,7 @@ WILD = st.text(
 @settings(max_examples=1000, deadline=None)
 @given(WILD)
 def test_fast_outline_on_free_text(text: str) -> None:
-    lines = markdown.split_lines(text)
+    lines = lf_lines(text)
     fast = outline.fast_outline(lines, 1)
     if fast is not None:
         assert fast == _full(lines, 1)
@@ -143,7 +143,7 @@ def test_fast_outline_on_free_text(text: str) -> None:
 def test_truncation_is_the_same(text: str) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(markdown, "MAX_PARSE_CHARS", 60)
-        lines = markdown.split_lines(text)
+        lines = lf_lines(text)
         fast = outline.fast_outline(lines, 1)
         if fast is not None:
             assert fast == _full(lines, 1)
@@ -178,11 +178,11 @@ python scripts/extract.py input.pdf > out.txt   # [not](a-link.md)
 
 
 def test_the_scan_reads_typical_skill_markdown() -> None:
-    lines = markdown.split_lines(TYPICAL)
+    lines = lf_lines(TYPICAL)
     # one link has a title: the scan gives up on the whole text...
     assert outline.fast_links(lines) is None
     # ...and reads it once the title is gone, with everything else in place
-    plain = markdown.split_lines(TYPICAL.replace(' "not plain: a title"', ""))
+    plain = lf_lines(TYPICAL.replace(' "not plain: a title"', ""))
     fast = outline.fast_outline(plain, 3)
     assert fast is not None
     assert fast == _full(plain, 3)
@@ -200,7 +200,7 @@ def test_the_scan_reads_typical_skill_markdown() -> None:
 def test_the_scan_reads_every_file_of_generated_skills(tmp_path: Path) -> None:
     for root in generate(tmp_path, 12, seed=3, findings=0.5):
         for path in sorted(root.rglob("*.md")):
-            lines = markdown.split_lines(decode_text(path.read_bytes()))
+            lines = lf_lines(decode_text(path.read_bytes()))
             first = 1
             if path.name == "SKILL.md":  # the body, as lint reads it
                 first = lines.index("---", 1) + 2
@@ -238,7 +238,7 @@ WITH_HTML = BODY.replace("the spec.", "[the spec][s].") + '<a href="references/h
 def test_catalog_references_are_the_same_with_and_without_the_scan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, scanned: bool, html: bool
 ) -> None:
-    assert (outline.fast_links(markdown.split_lines(body)) is not None) is scanned
+    assert (outline.fast_links(lf_lines(body)) is not None) is scanned
     files = {f"references/{n}.md": f"# {n}\n" for n in ("api", "code", "fenced", "spec", "html")}
     files["assets/logo.png"] = "png"
     write_skill(

@@ -20,7 +20,6 @@ from conftest import run_skillcheck, write_skill
 
 from skillcheck.engine.lint import lint
 from skillcheck.settings import Settings
-from skillcheck.source import load
 
 FM = "name: {name}\ndescription: Extracts text from PDF files. Use when the user asks about PDFs.\n"
 
@@ -133,10 +132,9 @@ def test_hostile_tree_is_reported_without_crash_or_hang(hostile):
     assert "U+0430 CYRILLIC SMALL LETTER A" in json.dumps(report["diagnostics"])
 
 
-def test_nothing_outside_the_skill_is_ever_opened(hostile, monkeypatch):
+def test_nothing_outside_the_skill_is_ever_opened(hostile, reads):
     global _AUDIT
     skill, outside = hostile
-    load.READ_COUNTS.clear()
     _AUDIT = []
     try:
         result = lint([skill], Settings(targets=("agentskills",)))
@@ -150,9 +148,10 @@ def test_nothing_outside_the_skill_is_ever_opened(hostile, monkeypatch):
         assert not resolved.startswith(str(outside.resolve())), path
         assert not resolved.startswith("/etc/"), path
         assert not resolved.endswith("pipe.md"), path
-    for path in load.READ_COUNTS:
+    assert reads  # the wrapper sees the reads that do happen
+    for path in reads:
         assert os.path.realpath(path).startswith(real_skill + os.sep), path
-    assert all(n == 1 for n in load.READ_COUNTS.values())
+    assert all(n == 1 for n in reads.values())
 
 
 def test_links_through_a_symlinked_folder_inside_the_skill_resolve(tmp_path):

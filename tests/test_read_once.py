@@ -1,9 +1,9 @@
 """A tree of 1,000 realistic skills is linted with every rule without reading any file twice.
 
-Rules share one read of each file (``skillcheck.source.load.read_file``), counted in
-``skillcheck.source.load.READ_COUNTS``. As a second witness, every open of a path under the tree
-(``os.open``, ``open``, ``io.open``) is counted too, so a rule that bypassed the shared
-reader would be caught even though it never touches READ_COUNTS.
+Rules share one read of each file (``skillcheck.source.load.read_file``); the ``reads`` fixture
+counts the reads by wrapping ``load.read_regular``. As a second witness, every open of a path
+under the tree (``os.open``, ``open``, ``io.open``) is counted too, so a rule that bypassed the
+shared reader would be caught even though it never calls ``read_regular``.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ import pytest
 from conftest import invoke
 from skillgen import generate
 
-from skillcheck.source import load
-
 SKILLS = 1000
 
 
 def test_thousand_skills_every_file_read_exactly_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    reads: Counter[str],
 ) -> None:
     tree = tmp_path / "skills"
     made = generate(tree, SKILLS)
@@ -58,7 +59,6 @@ def test_thousand_skills_every_file_read_exactly_once(
     monkeypatch.setattr(os, "open", counting_os_open)
     monkeypatch.setattr(builtins, "open", counting_open)
     monkeypatch.setattr(io, "open", counting_io_open)
-    load.READ_COUNTS.clear()
 
     started = time.perf_counter()
     # one process, no cache: the reads are counted here (workers count their own)
@@ -79,7 +79,7 @@ def test_thousand_skills_every_file_read_exactly_once(
 
     report = json.loads(result.stdout)
     assert len(report["skills"]) == SKILLS
-    counts = {path: n for path, n in load.READ_COUNTS.items() if path.startswith(root)}
+    counts = {path: n for path, n in reads.items() if path.startswith(root)}
     twice = {path: n for path, n in counts.items() if n > 1}
     assert not twice, f"files read more than once: {sorted(twice.items())[:5]}"
     for skill in made:

@@ -21,6 +21,7 @@ from skillcheck.rules import mentions
 from skillcheck.settings import Settings
 from skillcheck.source import markdown, outline
 from skillcheck.source.anchors import QuickAnchors, slugify
+from skillcheck.source.text import lf_lines
 
 GOOD_FM = (
     "name: {name}\ndescription: Extracts text from PDF files. Use when the user asks about PDFs.\n"
@@ -240,7 +241,7 @@ HEADING_PIECES = [
 @given(st.lists(st.sampled_from(HEADING_PIECES), max_size=14))
 def test_quick_anchor_filter_never_claims_a_heading_the_parser_does_not_see(pieces):
     text = "\n".join(pieces)
-    parsed = {h.slug for h in markdown.parse(markdown.split_lines(text)).headings}
+    parsed = {h.slug for h in markdown.parse(lf_lines(text)).headings}
     # every slug the pieces can make, asked in both orders (``has`` reads lazily)
     candidates = sorted({slugify(p.strip("#>-1. ~`")) for p in HEADING_PIECES} | parsed)
     for order in (candidates, candidates[::-1]):

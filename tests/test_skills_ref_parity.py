@@ -396,7 +396,7 @@ def test_symlink_out_of_the_skill_is_refused(tmp_path: Path) -> None:
     assert [d["code"] for d in diagnostics if d["severity"] == "error"] == ["SK101"]
 
 
-# --- the quirks of RUNTIMES.md §2, and more ----------------------------------------------------
+# --- the quirks of the runtimes' loaders, and more ---------------------------------------------
 
 D = "description: Extracts text from PDF files. Use when the user asks about PDFs.\n"
 N = "name: my-skill\n"

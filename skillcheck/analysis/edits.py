@@ -18,12 +18,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from skillcheck.source.frontmatter import decode, parse_document, split_lines
+from skillcheck.source.frontmatter import parse_document, plain_mapping
 from skillcheck.source.skill import Document, Fix, Pos, Span
+from skillcheck.source.text import LINE_BREAK_BYTES, decode, split_lines
 
 _BOM = codecs.BOM_UTF8
 _UNMAPPABLE = frozenset({"utf16", "utf32", "invalid-utf8"})
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+# a block scalar header: indicator, then indentation digit and chomping in either order
+_BLOCK_HEADER = re.compile(r"([|>])(?:([1-9])([+-])?|([+-])([1-9])?)?")
 
 Values = dict[str, Any]
 
@@ -47,7 +49,7 @@ def _line_starts(raw: bytes, offset: int) -> list[int]:
     cached = _STARTS.get(id(raw))
     if cached is None or cached[0] is not raw or cached[1][0] != offset:
         _STARTS.clear()  # keep one file's table: fixes are built file by file
-        starts = [offset, *(m.end() for m in _LINE_BREAK.finditer(raw, offset))]
+        starts = [offset, *(m.end() for m in LINE_BREAK_BYTES.finditer(raw, offset))]
         cached = _STARTS[id(raw)] = (raw, starts)
     return cached[1]
 
@@ -55,7 +57,7 @@ def _line_starts(raw: bytes, offset: int) -> list[int]:
 def byte_offset(doc: Document, pos: Pos) -> int | None:
     """The offset in ``doc.raw`` of (line, column) of the decoded text; None if unmappable.
 
-    Lines end at LF, CRLF or a lone CR (as ``parse.split_lines`` splits them), columns count
+    Lines end at LF, CRLF or a lone CR (as ``text.split_lines`` splits them), columns count
     code points; the UTF-8 BOM, which the decoded text omits, is counted. The line's bytes
     are checked against its decoded text, so a position is never mapped approximately.
     """
@@ -128,7 +130,7 @@ _UNBOUNDED = frozenset({"alias", "anchor", "merge", "tag"})
 def _new_values(doc: Document, new_raw: bytes) -> tuple[Values | None, str | None]:
     """(frontmatter values, body) of the edited file, as ``parse_document`` would give them.
 
-    The YAML is loaded with libyaml's safe loader, about twice as fast as composing it with
+    The YAML is loaded by ``plain_mapping``, about twice as fast as composing it with
     positions (this runs for every fixable finding of every lint); a frontmatter with anchors,
     aliases, merge keys or tags goes through the bounded parser instead.
     """
@@ -137,8 +139,6 @@ def _new_values(doc: Document, new_raw: bytes) -> tuple[Values | None, str | Non
     if fm is None or any(issue.kind in _UNBOUNDED for issue in fm.issues):
         new_doc = parse_document(doc.path, new_raw)
         return _values(new_doc), new_doc.body
-    import yaml
-
     lines = split_lines(decode(new_raw)[0])
     if not lines or lines[0].rstrip(" \t") != "---":
         return None, None
@@ -146,11 +146,8 @@ def _new_values(doc: Document, new_raw: bytes) -> tuple[Values | None, str | Non
     if close is None:
         return None, None
     text = "\n".join(lines[1:close]) + ("\n" if close > 1 else "")
-    try:
-        values = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (yaml.YAMLError, ValueError, TypeError):
-        return None, None
-    return (values if isinstance(values, dict) else None), "\n".join(lines[close + 1 :])
+    values = plain_mapping(text)
+    return values, None if values is None else "\n".join(lines[close + 1 :])
 
 
 def proven_fix(

@@ -23,6 +23,7 @@ from skillcheck.analysis.paths import (
 )
 from skillcheck.source import markdown
 from skillcheck.source.anchors import QuickAnchors
+from skillcheck.source.load import read_text
 from skillcheck.source.markdown import Link, Markdown
 from skillcheck.source.outline import Outline, links_for, outline_for
 from skillcheck.source.skill import (
@@ -34,7 +35,6 @@ from skillcheck.source.skill import (
 )
 
 RESOURCE_DIRS = ("references", "scripts", "assets")
-_JUNK_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", "__init__.py", "__pycache__"})
 _CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".lua")
 
 
@@ -84,10 +84,9 @@ def documents(skill: Skill) -> list[Doc]:
 def doc_text(skill: Skill, doc: Doc) -> str | None:
     if doc.entry is None:
         return skill.doc.body if skill.doc else None
-    text = markdown.text_of(skill, doc.entry)
-    # a binary file named .md (a NUL in its first 8 KiB, as git decides) holds no links or
-    # paths: random bytes would otherwise read as Windows paths
-    return None if text is None or "\x00" in text[:8192] else text
+    # a binary file named .md holds no links or paths: random bytes would otherwise read
+    # as Windows paths
+    return read_text(skill, doc.entry)
 
 
 def parsed(skill: Skill, doc: Doc) -> Markdown | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from skillcheck.source.load import OPAQUE_DIRS
+from skillcheck.source.junk import OPAQUE_DIRS
 from skillcheck.source.skill import Memo, Skill, SkillFile
 
 MAX_HOPS = 40  # symlinks followed in one resolution, as Linux's ELOOP limit

@@ -10,14 +10,14 @@ import re
 
 from skillcheck.analysis.links import (
     _CODE_SUFFIXES,
-    _JUNK_NAMES,
     RESOURCE_DIRS,
     analysis,
     mentions,
     written_as_path,
 )
 from skillcheck.analysis.paths import tree_of
-from skillcheck.source import markdown
+from skillcheck.source.junk import UNMENTIONED_NAMES
+from skillcheck.source.load import read_text
 from skillcheck.source.skill import Memo, Skill, SkillFile
 
 _RUNTIME_FILE = re.compile(r"agents/[^/]+\.ya?ml$")
@@ -53,7 +53,9 @@ def resource_candidates(skill: Skill) -> list[SkillFile]:
         parts = entry.rel.split("/")
         if len(parts) < 2 or parts[0] not in RESOURCE_DIRS:
             continue
-        if any(p.startswith(".") or p in _JUNK_NAMES for p in parts) or entry.rel.endswith(".pyc"):
+        if any(p.startswith(".") or p in UNMENTIONED_NAMES for p in parts) or entry.rel.endswith(
+            ".pyc"
+        ):
             continue
         if parts[-1] in _MANIFESTS or parts[-1].endswith(_PROJECT_SUFFIXES):
             continue
@@ -74,10 +76,7 @@ _BINARY_SUFFIXES = (
 def readable_text(skill: Skill, entry: SkillFile) -> str | None:
     if entry.size > 1_000_000 or entry.rel.lower().endswith(_BINARY_SUFFIXES):
         return None
-    text = markdown.text_of(skill, entry)
-    if text is None or "\x00" in text[:8192]:
-        return None
-    return text
+    return read_text(skill, entry)  # None when binary
 
 
 def reached(skill: Skill) -> set[str]:

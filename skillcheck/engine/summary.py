@@ -16,7 +16,7 @@ from skillcheck.rules import Context
 from skillcheck.rules.base import usable_frontmatter, value_span
 from skillcheck.rules.budgets import skill_figures, tokenizer_spec
 from skillcheck.rules.collection import description_words
-from skillcheck.source.load import read_file
+from skillcheck.source.load import decoded_text
 from skillcheck.source.skill import (
     Diagnostic,
     Figures,
@@ -28,6 +28,7 @@ from skillcheck.source.skill import (
     SkillSummary,
     Span,
 )
+from skillcheck.source.text import lf_lines
 
 
 def summarise(
@@ -107,10 +108,8 @@ def _file_lines(skill: Skill, path: Path) -> list[str]:
         entry = skill.file(path.relative_to(skill.root).as_posix())
     except ValueError:
         return []
-    data = read_file(skill, entry) if entry is not None else None
-    if data is None:
-        return []
-    return [line.rstrip("\r") for line in data.decode("utf-8", "replace").split("\n")]
+    text = decoded_text(skill, entry) if entry is not None else None
+    return [] if text is None else lf_lines(text)
 
 
 # --- plain JSON, for the result cache ----------------------------------------------------------

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from skillcheck.engine.check import SuppressionsInput, run_rules
 from skillcheck.rules import Context, Input, Rule, get_rule
-from skillcheck.source.frontmatter import split_lines
 from skillcheck.source.load import read_text
 from skillcheck.source.markdown import MARKDOWN_SUFFIXES
 from skillcheck.source.skill import Diagnostic, Pos, Skill, SkillSummary, Span
+from skillcheck.source.text import split_lines
 
 MARKER = "skillcheck-disable"
 _COMMENT = re.compile(

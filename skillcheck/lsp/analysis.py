@@ -2,7 +2,7 @@
 turn fixes into text edits, find the rule under the cursor, complete frontmatter.
 
 Positions here are 0-based lines and 0-based columns in code points of the buffer's text,
-with lines split as ``parse.split_lines`` splits them (LF, CRLF, lone CR: what the Language
+with lines split as ``text.split_lines`` splits them (LF, CRLF, lone CR: what the Language
 Server Protocol counts as line breaks); the server converts columns to the client's units.
 """
 
@@ -25,10 +25,11 @@ from skillcheck.errors import ConfigError
 from skillcheck.fix import _relint, plan_fixes
 from skillcheck.rules import Input, get_rule
 from skillcheck.settings import load_config
-from skillcheck.source.frontmatter import parse_document, split_lines
+from skillcheck.source.frontmatter import parse_document
 from skillcheck.source.load import find_skill_md, load_skill
 from skillcheck.source.markdown import MARKDOWN_SUFFIXES
 from skillcheck.source.skill import Diagnostic, Fix, Memos, Skill
+from skillcheck.source.text import offset_pos, split_lines
 from skillcheck.targets import TARGETS
 
 Position = tuple[int, int]  # (line, column), 0-based, column in code points
@@ -166,9 +167,9 @@ def collection_diagnostics(path: Path, scope: Path | None) -> list[Diagnostic]:
 
 
 def _position_of_text(prefix: str) -> Position:
-
-    lines = split_lines(prefix)
-    return len(lines) - 1, len(lines[-1])
+    """Where the text after ``prefix`` starts, 0-based."""
+    pos = offset_pos(prefix, len(prefix))
+    return pos.line - 1, pos.column - 1
 
 
 def position_at_byte(data: bytes, offset: int) -> Position:

@@ -22,8 +22,8 @@ from pygls.uris import to_fs_path
 
 from skillcheck import __version__
 from skillcheck.lsp import analysis
-from skillcheck.source.frontmatter import split_lines
 from skillcheck.source.skill import Diagnostic, Severity
+from skillcheck.source.text import split_lines
 
 DEBOUNCE = 0.3  # seconds of quiet after a change before the buffer is checked
 SOURCE = "skillcheck"

@@ -1,5 +1,5 @@
 """Bundles: reproducible packing, verification that trusts nothing, safe unpacking, and
-the loader API (DESIGN §10).
+the loader API.
 
 Layouts:
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import stat
 import zipfile
 import zlib
@@ -40,6 +39,7 @@ from skillcheck.package.catalog import (
     skill_digest,
 )
 from skillcheck.schemas import load_schema
+from skillcheck.schemas.subset import validate
 
 # --- checking members against the manifest ---------------------------------------------------
 
@@ -170,7 +170,6 @@ class _Checker:
 
 _VALIDATOR: Any = None
 _SCHEMA: dict[str, Any] | None = None
-_FAST_CHECK: list[Callable[[Any], bool] | None] = []  # [] until compiled; [None]: cannot be
 
 
 def _schema() -> dict[str, Any]:
@@ -189,123 +188,20 @@ def _validator() -> Any:
     return _VALIDATOR
 
 
-# --- a fast path for the manifest schema -------------------------------------------------------
-#
-# jsonschema walks a 1,000-skill manifest in about a second. The schema uses a handful of
-# keywords, so it is compiled once into plain Python checks that accept a manifest only when
-# jsonschema would (they may refuse more: integers must be ints, not 1.0); anything they refuse
-# goes to jsonschema, which then gives the verdict and the message. A schema using any other
-# keyword gets no fast path at all.
-
-_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$defs", "title", "description"})
-_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "object": lambda x: isinstance(x, dict),
-    "array": lambda x: isinstance(x, list),
-    "string": lambda x: isinstance(x, str),
-    "integer": lambda x: type(x) is int,
-    "boolean": lambda x: type(x) is bool,
-    "null": lambda x: x is None,
-}
+def _schema_error(manifest: Any) -> tuple[Any, bool]:
+    """(jsonschema's best error for ``manifest`` or None, whether the subset validator refused
+    it). The subset validator (``schemas.subset``) answers for a valid manifest in a fraction
+    of jsonschema's time; what it refuses goes to jsonschema for the verdict and the message.
+    It refuses more (integers must be ints, not 1.0 or True), so a manifest jsonschema
+    accepts but it refuses holds such a number."""
+    try:
+        refused = bool(validate(manifest, _schema()))
+    except ValueError:  # the schema outgrew the subset: jsonschema alone decides
+        return _best_error(manifest), False
+    return (_best_error(manifest) if refused else None), refused
 
 
-def _compile_schema(schema: Any, root: dict[str, Any], defs: dict[str, Any]) -> Any:
-    """A check ``f(instance) -> bool`` for ``schema`` (see above), or None when the schema
-    uses something the fast path does not implement."""
-    if not isinstance(schema, dict):
-        return None
-    if schema is not root and "$id" in schema:  # "#/..." would then mean that resource
-        return None
-    checks: list[Callable[..., bool]] = []  # (x) -> bool; the rest are bound defaults
-    plain_contains = not {"minContains", "maxContains"} & set(schema)  # "at least one"
-    for key, value in schema.items():
-        if key in _ANNOTATIONS:
-            continue
-        if key == "type":
-            check = _TYPE_CHECKS.get(value) if isinstance(value, str) else None
-            if check is None:
-                return None
-            checks.append(check)
-        elif key == "$ref":
-            if not isinstance(value, str) or not value.startswith("#/$defs/"):
-                return None
-            name = value.removeprefix("#/$defs/")
-            target = root.get("$defs", {}).get(name)
-            if target is None:
-                return None
-            if name not in defs:
-                defs[name] = None  # a recursive reference fails the compilation below
-                defs[name] = _compile_schema(target, root, defs)
-            ref = defs[name]
-            if ref is None:
-                return None
-            checks.append(ref)
-        elif key == "required" and isinstance(value, list):
-            names = tuple(value)
-            checks.append(lambda x, n=names: not isinstance(x, dict) or all(k in x for k in n))
-        elif key == "properties" and isinstance(value, dict):
-            props = {}
-            for name, sub in value.items():
-                props[name] = _compile_schema(sub, root, defs)
-                if props[name] is None:
-                    return None
-
-            def properties(x: Any, props: dict[str, Any] = props) -> bool:
-                if not isinstance(x, dict):
-                    return True
-                return all(check(x[name]) for name, check in props.items() if name in x)
-
-            checks.append(properties)
-        elif key == "items" and isinstance(value, dict):
-            item = _compile_schema(value, root, defs)
-            if item is None:
-                return None
-            checks.append(lambda x, f=item: not isinstance(x, list) or all(map(f, x)))
-        elif key == "contains" and isinstance(value, dict) and plain_contains:
-            item = _compile_schema(value, root, defs)
-            if item is None:
-                return None
-            checks.append(lambda x, f=item: not isinstance(x, list) or any(map(f, x)))
-        elif key == "const" and isinstance(value, str):
-            checks.append(lambda x, c=value: isinstance(x, str) and x == c)
-        elif key == "pattern" and isinstance(value, str):
-            regex = re.compile(value)  # what jsonschema does: re.search
-            checks.append(lambda x, r=regex: not isinstance(x, str) or r.search(x) is not None)
-        elif key in ("minLength", "maxLength", "minItems") and type(value) is int:
-            kind: type = list if key == "minItems" else str
-            if key == "maxLength":
-                checks.append(lambda x, n=value, k=kind: not isinstance(x, k) or len(x) <= n)
-            else:
-                checks.append(lambda x, n=value, k=kind: not isinstance(x, k) or len(x) >= n)
-        elif key == "minimum" and type(value) is int:
-            checks.append(lambda x, n=value: type(x) is int and x >= n)
-        else:
-            return None
-    return _all_of(checks)
-
-
-def _all_of(checks: list[Callable[[Any], bool]]) -> Callable[[Any], bool]:
-    if not checks:
-        return lambda x: True
-    if len(checks) == 1:
-        return checks[0]
-    if len(checks) == 2:
-        first, second = checks
-        return lambda x: first(x) and second(x)
-    head, rest = checks[0], _all_of(checks[1:])
-    return lambda x: head(x) and rest(x)
-
-
-def _fast_schema_check() -> Callable[[Any], bool] | None:
-    if not _FAST_CHECK:
-        _FAST_CHECK.append(_compile_schema(_schema(), _schema(), {}))
-    return _FAST_CHECK[0]
-
-
-def _schema_error(manifest: Any) -> Any:
-    """jsonschema's best error for ``manifest``, or None when it is valid."""
-    check = _fast_schema_check()
-    if check is not None and check(manifest):
-        return None
+def _best_error(manifest: Any) -> Any:
     from jsonschema.exceptions import best_match
 
     return best_match(_validator().iter_errors(manifest))
@@ -354,7 +250,7 @@ def parse_manifest(
         )
     except (ValueError, RecursionError) as exc:
         raise BundleError(f"manifest is not valid JSON: {str(exc).splitlines()[0]}") from None
-    error = _schema_error(manifest)
+    error, refused = _schema_error(manifest)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         message = " ".join(error.message.split())
@@ -362,8 +258,7 @@ def parse_manifest(
             message = message[:160] + "…"
         raise BundleError(f"manifest does not match its schema at {where}: {message}")
     _check_sizes(manifest)
-    check = _fast_schema_check()
-    if check is not None and not check(manifest):
+    if refused:
         # jsonschema takes 1.0 for an integer and True for 1; the loader must not
         raise BundleError("manifest holds a non-integer number where an integer is required")
     names: set[str] = set()

@@ -1,6 +1,6 @@
 """Catalog manifest: which files a skill ships, their digests, and the renderings.
 
-The manifest is skillcheck's own document (DESIGN §9), identified by ``MANIFEST_SCHEMA``:
+The manifest is skillcheck's own document, identified by ``MANIFEST_SCHEMA``:
 per skill its frontmatter fields, tokens and every file with size, mode and digest. It is
 not the Agent Skills Discovery RFC's index: ``pack --well-known`` writes that
 (``skillcheck.package.wellknown``), with this manifest beside it.
@@ -29,10 +29,21 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.analysis.links import skill_md_link_uses
+from skillcheck.analysis.tools import split_tools
 from skillcheck.errors import RefusedContent
 from skillcheck.rules.budgets import count_lines, skill_figures
-from skillcheck.source.load import OPAQUE_DIRS
+from skillcheck.source.junk import (
+    ARCHIVE_SUFFIXES,
+    BYTECODE_SUFFIXES,
+    EGG_INFO,
+    ENV_PREFIX,
+    JUNK_DIRS,
+    JUNK_FILES,
+    OPAQUE_DIRS,
+    ROOT_JUNK_DIRS,
+)
 from skillcheck.source.skill import Figures, Memo, Skill, SkillFile
+from skillcheck.source.text import decode_text
 
 # identifies our manifest (catalog output, manifest.json of bundles and well-known dirs)
 MANIFEST_SCHEMA = "https://skillcheck.dev/schemas/manifest/1.0.0/schema.json"
@@ -46,58 +57,19 @@ MAX_SKILLIGNORE_BYTES = 1024 * 1024
 # after these, so a `!pattern` there can re-include a file (not a file under an excluded
 # directory: as in git, a file cannot be re-included if a parent directory is excluded).
 DEFAULT_EXCLUDES: tuple[str, ...] = (
-    # version control
-    ".git/",
-    ".hg/",
-    ".svn/",
-    ".bzr/",
-    ".jj/",
-    "_darcs/",
-    "CVS/",
-    # OS junk
-    ".DS_Store",
-    "Thumbs.db",
-    # Python caches and tool state
-    "__pycache__/",
-    "*.pyc",
-    "*.pyo",
-    ".pytest_cache/",
-    ".mypy_cache/",
-    ".ruff_cache/",
-    ".hypothesis/",
-    ".tox/",
-    ".nox/",
-    ".skillcheck_cache/",
-    # dependencies and virtualenvs (any directory holding a pyvenv.cfg is excluded too)
-    "node_modules/",
-    ".venv/",
-    "venv/",
-    # secrets
-    ".env*",
-    # build output
-    "/build/",
-    "/dist/",
-    "*.egg-info/",
-    # nested archives
-    "*.zip",
-    "*.tar",
-    "*.tar.gz",
-    "*.tgz",
-    "*.tar.bz2",
-    "*.tbz2",
-    "*.tar.xz",
-    "*.txz",
-    "*.tar.zst",
-    "*.7z",
-    "*.rar",
-    "*.skill",
-    # packaging metadata of the skill itself
-    "/.skillignore",
+    *(f"{name}/" for name in JUNK_DIRS),  # version control, caches, dependencies, virtualenvs
+    *JUNK_FILES,  # OS junk
+    *(f"*{suffix}" for suffix in BYTECODE_SUFFIXES),
+    f"{ENV_PREFIX}*",  # secrets
+    *(f"/{name}/" for name in ROOT_JUNK_DIRS),  # build output
+    f"*{EGG_INFO}/",
+    *(f"*{suffix}" for suffix in ARCHIVE_SUFFIXES),  # nested archives
+    "/.skillignore",  # packaging metadata of the skill itself
 )
+# (any directory holding a pyvenv.cfg is excluded too: see ``_ignore_spec``)
 
 _NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")  # the RFC's {skill-name} rule
 _RFC_PATH_FORBIDDEN = set("\\?#[]")
-_TOOL_SPLIT_RE = re.compile(r"[\s,]")
 
 
 class CatalogError(RefusedContent):
@@ -377,7 +349,7 @@ def _ignore_spec(skill: Skill) -> _Excludes:
     ignore = next((f for f in skill.files if f.rel == SKILLIGNORE and f.kind == "file"), None)
     if ignore is not None:
         raw = read_in_root(skill.root, SKILLIGNORE, MAX_SKILLIGNORE_BYTES)
-        lines.extend(raw.decode("utf-8", "replace").splitlines())
+        lines.extend(decode_text(raw).splitlines())
     try:
         return _Excludes(*_compile_excludes(tuple(lines)))
     except Exception as exc:  # pathspec raises several types for a malformed pattern
@@ -535,23 +507,7 @@ def split_allowed_tools(value: Any) -> list[str] | None:
         return [str(v).strip() for v in value if str(v).strip()]
     if not isinstance(value, str):
         return None
-    tools: list[str] = []
-    depth = 0
-    current: list[str] = []
-    for ch in value:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth = max(depth - 1, 0)
-        if depth == 0 and _TOOL_SPLIT_RE.match(ch):
-            if current:
-                tools.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    if current:
-        tools.append("".join(current))
-    return tools
+    return split_tools(value)
 
 
 def skill_references(skill: Skill, shipped: Iterable[str]) -> list[str]:
@@ -667,7 +623,7 @@ def build_manifest(
     generator: str,
     figures: Mapping[Path, Figures | None] | None = None,
 ) -> dict[str, Any]:
-    """The catalog manifest of ``skills`` (DESIGN §9), our own document (not the RFC index).
+    """The catalog manifest of ``skills``, our own document (not the RFC index).
 
     ``root`` is the directory each skill's ``path`` is relative to; ``generator`` is
     ``"skillcheck X.Y.Z"``; ``tokenizer`` is a tokenizer spec (``"estimate"``,

@@ -1,4 +1,4 @@
-"""``skillcheck install``: the Agent Skills Discovery RFC client (DESIGN §10).
+"""``skillcheck install``: the Agent Skills Discovery RFC client.
 
 SOURCE is an origin (``https://example.com``: the index at
 ``/.well-known/agent-skills/index.json``), an index URL (or a URL ending in ``/``, the

@@ -1,6 +1,6 @@
 """The Agent Skills Discovery RFC v0.2.0 as merged (cloudflare/agent-skills-discovery-rfc,
 README at commit 1bd1167): publishing a well-known directory, and reading anyone's
-publication without trusting it (DESIGN §10).
+publication without trusting it.
 
 A publication is ``index.json`` = ``{"$schema": RFC_SCHEMA, "skills": [entry...]}`` where each
 entry has ``name``, ``type`` (``skill-md`` or ``archive``), ``description``, ``url`` and

@@ -38,7 +38,7 @@ def document(result, options: ReportOptions) -> dict:
     skills = []
     catalog_total = 0
     for skill in result.skills:
-        # the figures the budget rules checked (DESIGN §6: tokens per tier), counted when the
+        # the figures the budget rules checked (tokens per tier), counted when the
         # skill was checked: the lint run must have been asked for them (Settings.figures)
         figures = skill.figures
         if figures is None:

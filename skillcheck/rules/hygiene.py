@@ -9,6 +9,15 @@ from collections.abc import Iterator
 
 from skillcheck.rules.base import Context, rule
 from skillcheck.rules.security import exec_sources
+from skillcheck.source.junk import (
+    ARCHIVE_SUFFIXES,
+    BYTECODE_SUFFIXES,
+    EGG_INFO,
+    ENV_PREFIX,
+    JUNK_DIRS,
+    JUNK_FILES,
+    ROOT_JUNK_DIRS,
+)
 from skillcheck.source.load import read_file, read_text
 from skillcheck.source.skill import Finding, Pos, Severity, Skill, SkillFile, Span
 
@@ -17,47 +26,6 @@ FAMILY = "security"  # one family with the rules of rules/security.py
 
 # --- SK703 junk ------------------------------------------------------------------------------
 
-_JUNK_NAMES: dict[str, str] = {
-    ".DS_Store": "macOS Finder metadata",
-    "Thumbs.db": "a Windows thumbnail cache",
-}
-_JUNK_DIRS: dict[str, str] = {
-    ".git": "a Git repository (its whole history)",
-    ".hg": "a Mercurial repository",
-    ".svn": "Subversion metadata",
-    ".bzr": "a Bazaar repository",
-    ".jj": "a Jujutsu repository",
-    "_darcs": "a Darcs repository",
-    "CVS": "CVS metadata",
-    "__pycache__": "Python bytecode caches",
-    ".pytest_cache": "a pytest cache",
-    ".mypy_cache": "a mypy cache",
-    ".ruff_cache": "a ruff cache",
-    ".hypothesis": "a Hypothesis database",
-    ".tox": "tox environments",
-    ".nox": "nox environments",
-    ".skillcheck_cache": "a skillcheck cache",
-    "node_modules": "installed npm dependencies",
-    ".venv": "a Python virtualenv",
-    "venv": "a Python virtualenv",
-}
-_ROOT_DIRS = {"build": "build output", "dist": "build output"}  # only at the skill root
-_ARCHIVES = (
-    ".zip",
-    ".tar",
-    ".tar.gz",
-    ".tgz",
-    ".tar.bz2",
-    ".tbz2",
-    ".tar.xz",
-    ".txz",
-    ".tar.zst",
-    ".7z",
-    ".rar",
-    ".skill",
-)
-
-
 # `.env.example` & co. document the variables a skill reads, with placeholder values
 _ENV_TEMPLATE = re.compile(r"\.env\.(?:example|sample|template|dist|defaults?)(?:\.\w+)?$", re.I)
 
@@ -65,24 +33,24 @@ _ENV_TEMPLATE = re.compile(r"\.env\.(?:example|sample|template|dist|defaults?)(?
 def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
     name = entry.rel.rsplit("/", 1)[-1]
     is_dir = entry.kind == "dir"
-    if name in _JUNK_NAMES:
-        return _JUNK_NAMES[name]
+    if name in JUNK_FILES:
+        return JUNK_FILES[name]
     if is_dir and entry.rel in venvs:
         return "a Python virtualenv"
-    if name.startswith(".env") and not _ENV_TEMPLATE.match(name):
+    if name.startswith(ENV_PREFIX) and not _ENV_TEMPLATE.match(name):
         return "an environment file (such files usually hold secrets)"
     if name == ".git":  # a worktree or submodule has a .git file
-        return _JUNK_DIRS[".git"]
-    if is_dir and name in _JUNK_DIRS:
-        return _JUNK_DIRS[name]
-    if is_dir and entry.rel in _ROOT_DIRS:
-        return _ROOT_DIRS[entry.rel]
-    if is_dir and name.endswith(".egg-info"):
+        return JUNK_DIRS[".git"]
+    if is_dir and name in JUNK_DIRS:
+        return JUNK_DIRS[name]
+    if is_dir and entry.rel in ROOT_JUNK_DIRS:
+        return ROOT_JUNK_DIRS[entry.rel]
+    if is_dir and name.endswith(EGG_INFO):
         return "Python packaging metadata (build output)"
     lower = name.lower()
-    if not is_dir and lower.endswith((".pyc", ".pyo")):
+    if not is_dir and lower.endswith(BYTECODE_SUFFIXES):
         return "Python bytecode"
-    if not is_dir and lower.endswith(_ARCHIVES):
+    if not is_dir and lower.endswith(ARCHIVE_SUFFIXES):
         return "a nested archive (archives inside a skill are opaque to review and to loaders)"
     return None
 

@@ -49,6 +49,7 @@ from skillcheck.source.skill import (
     Skill,
     Span,
 )
+from skillcheck.source.text import LinePositions
 from skillcheck.targets import every
 
 # the SK5xx reference rules, split from references.py for size: one family in docs and SARIF
@@ -207,11 +208,10 @@ def _only_in_destinations(
     if not links:
         return False
     covered = _link_columns(links)
-    line, line_start = first_line, 0
+    where = LinePositions(text, first_line)
     for hit in hits:  # in order: lines are counted once
-        line += text.count("\n", line_start, hit.start)
-        line_start = text.rfind("\n", line_start, hit.start) + 1 or line_start
-        if not _covered(covered, line, hit.start - line_start + 1):
+        pos = where.pos(hit.start)
+        if not _covered(covered, pos.line, pos.column):
             return False
     return True
 

@@ -25,6 +25,7 @@ from skillcheck.source import markdown
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_text
 from skillcheck.source.skill import Finding, Pos, Severity, Skill, SkillFile, Span
+from skillcheck.source.text import LinePositions
 
 MAX_PER_FILE = 20  # findings of one rule listed per file; one more line says how many remain
 
@@ -46,33 +47,6 @@ def _text_files(skill: Skill) -> Iterator[_Text]:
         text = read_text(skill, entry)
         if text is not None:
             yield _Text(entry, entry.path, text)
-
-
-class _Lines:
-    """Offset -> (line, column) over a text; fast when offsets come in increasing order."""
-
-    def __init__(self, text: str, first_line: int = 1) -> None:
-        self.text = text
-        self.first_line = first_line
-        self.line = first_line  # the line of offset ``scanned``
-        self.line_start = 0  # where that line starts
-        self.scanned = 0
-
-    def pos(self, offset: int) -> Pos:
-        if offset < self.scanned:
-            self.line, self.line_start, self.scanned = self.first_line, 0, 0
-        newlines = self.text.count("\n", self.scanned, offset)
-        if newlines:
-            self.line += newlines
-            self.line_start = self.text.rfind("\n", self.scanned, offset) + 1
-        self.scanned = offset
-        return Pos(self.line, offset - self.line_start + 1)
-
-    def span(self, start: int, end: int) -> Span:
-        first = self.pos(start)
-        if "\n" in self.text[start:end]:
-            return Span(first, self.pos(end))
-        return Span(first, Pos(first.line, first.column + max(end - start, 1)))
 
 
 def _capped(findings: Iterator[Finding], what: str) -> Iterator[Finding]:
@@ -173,7 +147,7 @@ def _line_of(text: str, offset: int) -> str:
 def _hidden_findings(item: _Text) -> Iterator[Finding]:
     """One finding per run of tag characters, and one per line for the other characters."""
     text = item.text
-    where = _Lines(text, item.first_line)
+    where = LinePositions(text, item.first_line)
     pending: tuple[Span, int, list[str]] | None = None  # (span, end, runs) on one line
 
     def flush() -> Iterator[Finding]:
@@ -466,7 +440,7 @@ def _secret_findings(item: _Text) -> Iterator[Finding]:
                 what = f"{secret.label} ({value[: len(secret.shown)]}…, {len(value)} characters)"
             found.append((match.start(), match.end(), what))
     found.sort()
-    where = _Lines(text, item.first_line)
+    where = LinePositions(text, item.first_line)
     last_end = -1
     for start, end, what in found:
         if start < last_end:  # one finding per place, whichever pattern matched first
@@ -642,7 +616,7 @@ def _exec_findings(item: _Text) -> Iterator[Finding]:
             continue
         spans.append((found.start(), pipe.end()))
         reported = line_start
-    where = _Lines(text, item.first_line)
+    where = LinePositions(text, item.first_line)
     last_line = -1
     for start, end in sorted(spans):
         span = where.span(start, end)

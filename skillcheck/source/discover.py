@@ -19,23 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.errors import UsageError
+from skillcheck.source.junk import DISCOVERY_SKIP_DIRS
+from skillcheck.source.text import decode_text
 
-SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        "__pycache__",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".pytest_cache",
-        ".skillcheck_cache",
-        "site-packages",
-    }
-)
 MAX_DEPTH = 24
 
 
@@ -93,7 +79,7 @@ class _Ignores:
         try:
             if not path.is_file():
                 return
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            lines = decode_text(path.read_bytes()).splitlines()
         except OSError:
             return
         import pathspec
@@ -263,7 +249,7 @@ def _search(
         filtering = ignores.active()
         subdirs = []
         for entry in entries:
-            if entry.name in SKIP_DIRS:
+            if entry.name in DISCOVERY_SKIP_DIRS:
                 continue
             try:
                 if not entry.is_dir(follow_symlinks=False):

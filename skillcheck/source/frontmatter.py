@@ -10,14 +10,20 @@ size), so a "billion laughs" frontmatter costs milliseconds, not memory.
 from __future__ import annotations
 
 import bisect
-import codecs
 import dataclasses
 import functools
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from skillcheck.source.skill import Document, Frontmatter, Node, Pos, Span, TextIssue, YamlIssue
+from skillcheck.source.skill import Document, Frontmatter, Node, Pos, Span, YamlIssue
+from skillcheck.source.text import (
+    decode,
+    line_endings,
+    offset_pos,
+    split_lines,
+    trim_partial_utf8,
+)
 
 if TYPE_CHECKING:
     import yaml
@@ -86,137 +92,6 @@ def _yaml() -> _Yaml:
 
 _TAGS: dict[tuple[str, Any], str] = {}  # (plain scalar, implicit) -> short tag: keys repeat
 _TAGS_MAX = 4096
-
-
-# --- decoding --------------------------------------------------------------------------
-
-
-def offset_pos(text: str, offset: int) -> Pos:
-    """Line and column of ``text[offset]``; LF, CRLF and a lone CR each end a line, as in
-    YAML, CommonMark and editors (so positions agree with ``split_lines``)."""
-    prefix = text[:offset]
-    line = prefix.count("\n") + prefix.count("\r") - prefix.count("\r\n") + 1
-    start = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
-    return Pos(line, offset - start + 1)
-
-
-def _trim_partial_utf8(raw: bytes) -> bytes:
-    """Drop a multi-byte character cut in half at the end of a bounded read."""
-    for cut in range(1, min(4, len(raw)) + 1):
-        byte = raw[-cut]
-        if byte & 0xC0 == 0x80:  # a continuation byte: look further back for the lead
-            continue
-        need = 2 if 0xC0 <= byte < 0xE0 else 3 if 0xE0 <= byte < 0xF0 else 4 if byte >= 0xF0 else 1
-        return raw[:-cut] if need > cut else raw
-    return raw
-
-
-def _looks_utf16(raw: bytes) -> str | None:
-    """A BOM-less UTF-16 file has a NUL in every other byte of ASCII text."""
-    sample = raw[:256]
-    if len(sample) < 4:
-        return None
-    even = sample[0::2].count(0)
-    odd = sample[1::2].count(0)
-    half = len(sample) // 2
-    if odd > 0.8 * half and even < 0.1 * half:
-        return "utf-16-le"
-    if even > 0.8 * half and odd < 0.1 * half:
-        return "utf-16-be"
-    return None
-
-
-def decode(raw: bytes) -> tuple[str, list[TextIssue]]:
-    """Decode SKILL.md bytes as UTF-8, reporting BOMs, UTF-16/32 and invalid bytes."""
-    issues: list[TextIssue] = []
-    one = Span(Pos(1, 1), Pos(1, 2))
-    for bom, encoding, kind in (
-        (codecs.BOM_UTF32_LE, "utf-32-le", "utf32"),
-        (codecs.BOM_UTF32_BE, "utf-32-be", "utf32"),
-        (codecs.BOM_UTF8, "utf-8", "bom"),
-        (codecs.BOM_UTF16_LE, "utf-16-le", "utf16"),
-        (codecs.BOM_UTF16_BE, "utf-16-be", "utf16"),
-    ):
-        if raw.startswith(bom):
-            label = encoding.upper().replace("-LE", " LE").replace("-BE", " BE")
-            detail = "UTF-8 byte order mark" if kind == "bom" else f"{label} with a byte order mark"
-            issues.append(TextIssue(kind, one, detail, 0, len(bom)))  # type: ignore[arg-type]
-            if kind == "bom":
-                raw = raw[len(bom) :]
-                break
-            return raw[len(bom) :].decode(encoding, "replace"), issues
-    else:
-        guessed = _looks_utf16(raw)
-        if guessed:
-            detail = f"{guessed.upper().replace('-LE', ' LE').replace('-BE', ' BE')} without a BOM"
-            issues.append(TextIssue("utf16", one, detail, 0, 0))
-            return raw.decode(guessed, "replace"), issues
-    offset = 3 if issues and issues[0].kind == "bom" else 0
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        bad = 0
-        start = exc.start
-        first = exc.start
-        while True:
-            bad += 1
-            try:
-                raw[start + 1 :].decode("utf-8")
-                break
-            except UnicodeDecodeError as more:
-                start = start + 1 + more.start
-                if bad >= 1000:
-                    break
-        text = raw.decode("utf-8", "replace")
-        # everything before the first bad byte is valid, so its length is the offset in text
-        pos = offset_pos(text, len(raw[:first].decode("utf-8")))
-        detail = f"invalid UTF-8 byte 0x{raw[first]:02x}"
-        issues.append(
-            TextIssue(
-                "invalid-utf8",
-                Span(pos, Pos(pos.line, pos.column + 1)),
-                detail,
-                first + offset,
-                first + offset + 1,
-            )
-        )
-    nul = text.find("\x00")
-    if nul >= 0:
-        pos = offset_pos(text, nul)
-        issues.append(TextIssue("nul", Span(pos, Pos(pos.line, pos.column + 1)), "NUL byte"))
-    return text, issues
-
-
-def line_endings(text: str) -> list[TextIssue]:
-    """Report the first CRLF and the first lone CR, with their positions."""
-    issues: list[TextIssue] = []
-    if "\r" not in text:  # the common case: no copy of the text for the lone-CR search
-        return issues
-    crlf = text.find("\r\n")
-    if crlf >= 0:
-        count = text.count("\r\n")
-        pos = offset_pos(text, crlf)
-        span = Span(pos, Pos(pos.line, pos.column + 1))
-        issues.append(TextIssue("crlf", span, f"{count} CRLF line ending{'s' * (count != 1)}"))
-    lone = text.replace("\r\n", "\n\n").find("\r")
-    if lone >= 0:
-        pos = offset_pos(text, lone)
-        issues.append(TextIssue("cr", Span(pos, Pos(pos.line, pos.column + 1)), "lone CR"))
-    return issues
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as YAML and CommonMark count them: on LF, CRLF and a lone CR.
-
-    (YAML 1.1 also breaks lines at U+0085, U+2028 and U+2029; CommonMark and editors do
-    not, so those stay inside a line and YAML positions are mapped by character offset.)
-    """
-    if "\r" not in text:
-        return text.split("\n")
-    return _LINE_BREAK.split(text)
 
 
 # --- YAML composition ----------------------------------------------------------------
@@ -487,6 +362,21 @@ def _error_span(exc: yaml.YAMLError, marks: _Marks, text: str) -> tuple[str, Spa
     return message, Span(pos, Pos(pos.line, pos.column + 1))
 
 
+def plain_mapping(text: str) -> dict[Any, Any] | None:
+    """The mapping a YAML text loads to with libyaml's safe loader, without positions or
+    bounds (about twice as fast as composing it); None when it is no mapping or no YAML.
+
+    Only for text known to hold no anchor, alias, merge key or tag, whose expansion only the
+    bounded composer may be trusted with (the fix proofs check that first).
+    """
+    kit = _yaml()
+    try:
+        values = kit.module.load(text, Loader=kit.loader)
+    except (kit.module.YAMLError, ValueError, TypeError):
+        return None
+    return values if isinstance(values, dict) else None
+
+
 def parse_yaml(
     text: str, line_offset: int, fm: Frontmatter, *, column_offset: int = 0, strict: bool = False
 ) -> None:
@@ -583,7 +473,7 @@ def parse_document(path: Path, raw: bytes, size: int | None = None) -> Document:
     """Split SKILL.md into frontmatter and body, with every position in the real file."""
     truncated = size is not None and size > len(raw)
     # a bounded read may end inside a character: that is our cut, not an encoding error
-    text, issues = decode(_trim_partial_utf8(raw) if truncated else raw)
+    text, issues = decode(trim_partial_utf8(raw) if truncated else raw)
     issues.extend(line_endings(text))
     lines = split_lines(text)
     frontmatter: Frontmatter | None = None

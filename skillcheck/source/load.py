@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import os
 import stat
-from collections import Counter
 from pathlib import Path
 
 from skillcheck.source.frontmatter import parse_document
+from skillcheck.source.junk import OPAQUE_DIRS
 from skillcheck.source.skill import FileKind, Memo, Skill, SkillFile
+from skillcheck.source.text import decode_text, is_binary
 
 MAX_READ = 8 * 1024 * 1024  # bytes of SKILL.md read at most
 
 SKILL_MD = "SKILL.md"
 MAX_WALK_DEPTH = 32
 MAX_WALK_ENTRIES = 20_000
-# directories listed but not descended into: their contents are never skill content
-OPAQUE_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"})
 
 
 def kind_of(mode: int) -> FileKind:
@@ -77,8 +76,6 @@ def read_regular(path: Path, limit: int = MAX_READ) -> tuple[bytes, int]:
 
 
 MAX_FILE_READ = 8 * 1024 * 1024
-# how many times each path was opened for reading: tests assert no file is read twice
-READ_COUNTS: Counter[str] = Counter()
 
 
 def read_file(skill: Skill, entry: SkillFile, limit: int = MAX_FILE_READ) -> bytes | None:
@@ -105,15 +102,11 @@ def read_file(skill: Skill, entry: SkillFile, limit: int = MAX_FILE_READ) -> byt
                 ok = False
         if ok:
             try:
-                READ_COUNTS[str(target)] += 1
                 data, _size = read_regular(target, limit)
             except OSError:
                 data = None
     skill.contents[entry.rel] = data
     return data
-
-
-BINARY_SNIFF = 8192  # a NUL in the first 8 KiB marks a file as binary (as git decides)
 
 
 def read_text(skill: Skill, entry: SkillFile) -> str | None:
@@ -125,7 +118,7 @@ def read_text(skill: Skill, entry: SkillFile) -> str | None:
     if skill.doc is not None and entry.path == skill.skill_md:
         return skill.doc.text
     data = read_file(skill, entry)
-    if data is None or data.find(b"\0", 0, BINARY_SNIFF) >= 0:  # no copy of the head
+    if data is None or is_binary(data):
         return None
     return decoded_text(skill, entry)
 
@@ -145,13 +138,6 @@ def decoded_text(skill: Skill, entry: SkillFile) -> str | None:
         return skill.memos.get(TEXT, entry.rel)
     data = read_file(skill, entry)
     return skill.memos.put(TEXT, None if data is None else decode_text(data), entry.rel)
-
-
-def decode_text(data: bytes) -> str:
-    """A file's bytes as text: UTF-8, invalid bytes replaced (SK9xx reports them), a leading
-    BOM dropped. SKILL.md itself is decoded by ``frontmatter.decode``, which reports what
-    it finds."""
-    return data.decode("utf-8", "replace").removeprefix("\ufeff")
 
 
 def find_skill_md(root: Path) -> Path | None:
@@ -309,13 +295,10 @@ def load_skill(
         skill.read_error = f"a {_kind_word(kind_of(info.st_mode))}, not a regular file"
         return skill
     try:
-        READ_COUNTS[str(target)] += 1
         raw, size = read_regular(target)
     except OSError as exc:
         skill.read_error = f"unreadable: {exc.strerror or exc}"
         return skill
-    # imported here: a run whose skills all come from the result cache never needs yaml
-
     skill.doc = parse_document(skill_md, raw, size)
     return skill
 

@@ -36,6 +36,7 @@ from typing import Any, Literal
 from skillcheck.source.anchors import Slugger, has_anchor
 from skillcheck.source.load import decoded_text
 from skillcheck.source.skill import Memo, Pos, Skill, SkillFile, Span
+from skillcheck.source.text import lf_lines
 
 # parsing is linear but not cheap; a Markdown file larger than this is checked up to here
 MAX_PARSE_CHARS = 512_000
@@ -446,13 +447,6 @@ def attr_value(match: re.Match[str]) -> tuple[str, int, int]:
     return "", match.end(), match.end()  # pragma: no cover - one group always matches
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines as CommonMark counts them, with a lone CR kept inside its line (skillcheck's
-    line numbers, like YAML's and editors', only break on LF)."""
-    lines = text.split("\n")
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
 def truncate_lines(lines: list[str]) -> tuple[list[str], bool]:
     """The lines within the first MAX_PARSE_CHARS characters, and whether any were cut."""
     if sum(map(len, lines)) + len(lines) <= MAX_PARSE_CHARS:
@@ -659,5 +653,5 @@ def for_file(skill: Skill, entry: SkillFile) -> Markdown | None:
         return for_body(skill)
     if not skill.memos.has(MARKDOWN, entry.rel):
         text = text_of(skill, entry)
-        skill.memos.put(MARKDOWN, None if text is None else parse(split_lines(text), 1), entry.rel)
+        skill.memos.put(MARKDOWN, None if text is None else parse(lf_lines(text), 1), entry.rel)
     return skill.memos.get(MARKDOWN, entry.rel)

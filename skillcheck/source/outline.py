@@ -54,11 +54,11 @@ from skillcheck.source.markdown import (
     Markdown,
     for_body,
     for_file,
-    split_lines,
     text_of,
     truncate_lines,
 )
 from skillcheck.source.skill import Memo, Pos, Skill, SkillFile, Span
+from skillcheck.source.text import lf_lines
 
 # --- links and headings without the parser ------------------------------------------------
 
@@ -537,7 +537,7 @@ def source_lines(skill: Skill, entry: SkillFile | None = None) -> tuple[list[str
         return None if doc is None else (doc.lines[doc.body_line - 1 :], doc.body_line)
     assert entry is not None
     text = text_of(skill, entry)
-    return None if text is None else (split_lines(text), 1)
+    return None if text is None else (lf_lines(text), 1)
 
 
 def _parsed(skill: Skill, entry: SkillFile | None) -> Markdown | None:
