@@ -301,10 +301,13 @@ def _fast_schema_check() -> Callable[[Any], bool] | None:
     return _FAST_CHECK[0]
 
 
-def _schema_error(manifest: Any) -> Any:
-    """jsonschema's best error for ``manifest``, or None when it is valid."""
-    check = _fast_schema_check()
-    if check is not None and check(manifest):
+def _schema_error(manifest: Any, fast: bool | None = None) -> Any:
+    """jsonschema's best error for ``manifest``, or None when it is valid; ``fast`` is the
+    fast check's verdict when the caller has it already."""
+    if fast is None:
+        check = _fast_schema_check()
+        fast = check is not None and check(manifest)
+    if fast:
         return None
     from jsonschema.exceptions import best_match
 
@@ -354,7 +357,9 @@ def parse_manifest(
         )
     except (ValueError, RecursionError) as exc:
         raise BundleError(f"manifest is not valid JSON: {str(exc).splitlines()[0]}") from None
-    error = _schema_error(manifest)
+    check = _fast_schema_check()
+    fast = check is not None and check(manifest)  # valid, and every integer an int
+    error = _schema_error(manifest, fast)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         message = " ".join(error.message.split())
@@ -362,8 +367,7 @@ def parse_manifest(
             message = message[:160] + "…"
         raise BundleError(f"manifest does not match its schema at {where}: {message}")
     _check_sizes(manifest)
-    check = _fast_schema_check()
-    if check is not None and not check(manifest):
+    if check is not None and not fast:
         # jsonschema takes 1.0 for an integer and True for 1; the loader must not
         raise BundleError("manifest holds a non-integer number where an integer is required")
     names: set[str] = set()
