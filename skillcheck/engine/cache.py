@@ -235,6 +235,12 @@ def input_digest(record: dict[str, Any]) -> str | None:
         return None
 
 
+def summary_digest(summary: SkillSummary) -> str:
+    """A summary's content, as one digest (``input_digest``'s stand-in for a skill the cache
+    does not keep)."""
+    return "summary:" + _text_digest(to_json(summary))
+
+
 def same_content(skill: Skill, record: dict[str, Any]) -> bool:
     """Whether ``skill`` (loaded, unchecked) holds what the entry ``record`` was made from.
     Files are read through ``load.read_file``, so a mismatch leaves them read for the rules."""

@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillcheck.engine.cache import ResultCache, input_digest, inputs_of, run_key, same_content
+from skillcheck.engine.cache import (
+    ResultCache,
+    input_digest,
+    inputs_of,
+    run_key,
+    same_content,
+    summary_digest,
+)
 from skillcheck.engine.check import check_collection, check_skill
 from skillcheck.engine.summary import summarise
 from skillcheck.errors import InternalError
@@ -381,12 +388,14 @@ def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) ->
     skill's input is what it was when they were last computed."""
 
     cache = checked.cache
-    if cache is None or any(digest is None for digest in checked.inputs):
+    if cache is None:
         return check_collection(checked.summaries, rules, ctx)
 
-    # the groups come from the folders around each skill (a plugin.json), not its files
+    # the groups come from the folders around each skill (a plugin.json), not its files;
+    # a skill without a cached input (a SKILL.md linked from outside it, always checked)
+    # counts by its summary, which is all the collection rules read of it
     inputs = [
-        (str(s.root), s.display_root, digest, load_group(s.root))
+        (str(s.root), s.display_root, digest or summary_digest(s), load_group(s.root))
         for s, digest in zip(checked.summaries, checked.inputs, strict=True)
     ]
     key = cache.collection_key(inputs, checked.figures)
