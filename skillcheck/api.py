@@ -15,6 +15,7 @@ from skillcheck.engine.lint import LintResult, lint
 from skillcheck.engine.runner import Extra
 from skillcheck.errors import RefusedContent, UsageError
 from skillcheck.package.bundle import Source, write_bundle
+from skillcheck.package.bundlecheck import valid_pack_record
 from skillcheck.package.catalog import (
     PACK_RECORD,
     build_manifest,
@@ -69,7 +70,7 @@ def check_for_shipping(
     extra = None
     if records:
         derive = functools.partial(pack_record, tokenizer=_tokenizer(settings))
-        extra = Extra(PACK_RECORD, derive)
+        extra = Extra(PACK_RECORD, derive, valid_pack_record)
     result = lint(
         list(paths) or [Path(".")], settings, keep=not records, progress=progress, extra=extra
     )

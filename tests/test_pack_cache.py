@@ -6,6 +6,7 @@ the one a run without cache writes, and the gate (refuse on errors) still holds.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -165,3 +166,35 @@ def test_a_file_changed_after_the_manifest_is_refused_and_nothing_is_left(
     assert not out.exists()
     assert list(tmp_path.glob("*.tmp*")) == []
     assert not any(t.name == "skillcheck-gzip" for t in threading.enumerate())
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        "not a record",
+        {"entry": {"name": 5}, "links": {}},
+        {"entry": {}, "links": {"a": 1}},
+        {"error": 3, "vanished": False},
+        {"entry": None},
+    ],
+)
+def test_a_damaged_record_in_the_cache_is_a_miss(
+    tmp_path: Path, settled: None, damaged: object
+) -> None:
+    """A cache entry whose pack record is not what pack_record writes is derived again:
+    never an error, never a different bundle."""
+    tree = tmp_path / "skills"
+    generate(tree, 3)
+    cache = tmp_path / "cache"
+    assert pack(tree, tmp_path / "cold.tar.gz", None).exit_code == 0
+    assert pack(tree, tmp_path / "fill.tar.gz", cache).exit_code == 0
+    entries = [p for p in cache.glob("*/*.json") if p.name != "collection.json"]
+    assert len(entries) == 3
+    for path in entries:
+        record = json.loads(path.read_bytes())
+        assert record["extra"][0] == catalog.PACK_RECORD
+        record["extra"][1] = damaged
+        path.write_text(json.dumps(record), encoding="utf-8")
+    warm = pack(tree, tmp_path / "warm.tar.gz", cache)
+    assert warm.exit_code == 0, warm.output
+    assert (tmp_path / "warm.tar.gz").read_bytes() == (tmp_path / "cold.tar.gz").read_bytes()

@@ -67,6 +67,9 @@ class Extra:
 
     name: str
     derive: Callable[[Skill, SkillSummary], Any]
+    # whether a value read back from the cache has the shape ``derive`` gives: a damaged or
+    # planted entry is a miss, never an error
+    valid: Callable[[Any], bool] | None = None
 
 
 CHUNK = 8  # skills sent to a worker at a time
@@ -269,10 +272,14 @@ class CheckRun:
                 hit, entry = self.cache.lookup(
                     root, listing, self.figures, None if extra is None else extra.name
                 )
+                value = None
+                if hit is not None and extra is not None:
+                    value = entry["extra"][1]  # type: ignore[index]
+                    if extra.valid is not None and not extra.valid(value):
+                        hit = None  # checked by content: derived again
             if hit is not None:  # its display root is this run's: the run key has the cwd
                 assert entry is not None
                 hit.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
-                value = entry["extra"][1] if self.spec.extra is not None else None
                 self.done[root] = (root, hit, "cached", input_digest(entry), value)
                 return
         self.pending.append((root, display_path(root, self.cwd), listing, entry))
