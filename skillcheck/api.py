@@ -3,6 +3,7 @@ nothing is catalogued or packed while a skill has an error (or any finding, when
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -10,9 +11,16 @@ from typing import Any
 
 from skillcheck import __version__
 from skillcheck.engine.lint import LintResult, lint
+from skillcheck.engine.runner import Extra
 from skillcheck.errors import RefusedContent, UsageError
-from skillcheck.package.bundle import pack_bundle
-from skillcheck.package.catalog import build_manifest
+from skillcheck.package.bundle import Source, write_bundle
+from skillcheck.package.bundlecheck import valid_pack_record
+from skillcheck.package.catalog import (
+    PACK_RECORD,
+    build_manifest,
+    manifest_of_records,
+    pack_record,
+)
 from skillcheck.package.loader import Bundle, BundleError, open_bundle, unpack, verify
 from skillcheck.package.wellknown import base_url_problem, pack_uploads, publish
 from skillcheck.settings import Settings
@@ -46,13 +54,27 @@ class Refused(RefusedContent):
 
 
 def check_for_shipping(
-    paths: Sequence[Path], settings: Settings, *, progress: Callable[[Path], None] | None = None
+    paths: Sequence[Path],
+    settings: Settings,
+    *,
+    progress: Callable[[Path], None] | None = None,
+    records: bool = False,
 ) -> LintResult:
     """Lint ``paths`` (default: the current directory), keeping the loaded skills; raise
-    Refused when the result fails, UsageError when there is no skill."""
+    Refused when the result fails, UsageError when there is no skill.
+
+    ``records``: instead of keeping the loaded skills, derive each one's ``pack_record``
+    where it is checked (``result.extras``), cached with its lint result, so skills whose
+    files are unchanged since the last pack are neither checked nor loaded again."""
     # the manifest's token counts, as lint's budget rules count them
     settings = replace(settings, figures=True)
-    result = lint(list(paths) or [Path(".")], settings, keep=True, progress=progress)
+    extra = None
+    if records:
+        derive = functools.partial(pack_record, tokenizer=_tokenizer(settings))
+        extra = Extra(PACK_RECORD, derive, valid_pack_record)
+    result = lint(
+        list(paths) or [Path(".")], settings, keep=not records, progress=progress, extra=extra
+    )
     if result.failed(settings.strict):
         raise Refused(result)
     if not result.skills:
@@ -73,10 +95,14 @@ def manifest(result: LintResult, settings: Settings, paths: Sequence[Path]) -> d
     return build_manifest(
         result.loaded,
         catalog_root(paths),
-        tokenizer=settings.options.get("tokenizer", "estimate"),
+        tokenizer=_tokenizer(settings),
         generator=f"skillcheck {__version__}",
         figures={skill.root: skill.figures for skill in result.skills},
     )
+
+
+def _tokenizer(settings: Settings) -> Any:
+    return settings.options.get("tokenizer", "estimate")
 
 
 @dataclass
@@ -118,6 +144,19 @@ def pack(
     """Check, then write exactly one of: a bundle archive (``output``), a well-known
     directory or one upload zip per skill. Raises Refused when the check fails."""
     check_destination(output, well_known, uploads, base_url)
+    if output is not None:  # no skill loaded in this process: each one's record instead
+        result = check_for_shipping(paths, settings, progress=progress, records=True)
+        data = manifest_of_records(
+            zip([skill.root for skill in result.skills], result.extras, strict=True),
+            catalog_root(paths),
+            generator=f"skillcheck {__version__}",
+        )
+        sources = {
+            record["entry"]["name"]: Source(skill.root, skill.display_root, record["links"])
+            for skill, record in zip(result.skills, result.extras, strict=True)
+        }
+        digest = write_bundle(data, sources, output, fmt=fmt, mtime=mtime)
+        return Packed(len(result.skills), output, digest)
     result = check_for_shipping(paths, settings, progress=progress)
     data = manifest(result, settings, paths)
     count = len(result.skills)
@@ -128,5 +167,4 @@ def pack(
         return Packed(
             count, uploads, uploads=list(pack_uploads(result.loaded, data, uploads, mtime))
         )
-    assert output is not None
-    return Packed(count, output, pack_bundle(result.loaded, data, output, fmt=fmt, mtime=mtime))
+    raise AssertionError("check_destination lets exactly one destination through")

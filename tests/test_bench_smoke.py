@@ -27,6 +27,8 @@ ROWS = [
     "lint one skill, as pre-commit does",
     "catalog -o catalog.json, 20 skills",
     "pack -o out.tar.gz, 20 skills",
+    "lint cold, same tree",
+    "pack -o out.tar.gz, 20 skills, warm cache",
     "tar czf, same files",
 ]
 FIGURE = r"\s+(\d+)\s+(\d+(?:\.\d+)?) (ms|s|MB)\s"

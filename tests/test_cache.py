@@ -823,3 +823,42 @@ def test_damaged_summary_json_raises_only_what_the_cache_catches(summary, data) 
             parent.pop(where[-1])
     with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
         from_json(value)
+
+
+def test_collection_result_is_kept_beside_a_skill_the_cache_never_keeps(
+    project: Path, settled: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A skill whose SKILL.md is a symlink to a file outside it (elsewhere in the linted
+    tree) is checked on every run; the collection rules' result is still reused while every
+    summary is as it was, and follows a change to that skill's SKILL.md."""
+    from skillcheck.engine import runner
+
+    made = generate(project / "skills", 6)
+    (project / "skills" / "shared").mkdir()
+    outside = project / "skills" / "shared" / "outside.md"
+    outside.write_bytes((made[0] / "SKILL.md").read_bytes())
+    (made[0] / "SKILL.md").unlink()
+    (made[0] / "SKILL.md").symlink_to(outside)
+    cache = project / "cache"
+    calls: list[int] = []
+    real = runner.check_collection
+
+    def counting(summaries, *args):  # type: ignore[no-untyped-def]
+        calls.append(len(summaries))
+        return real(summaries, *args)
+
+    monkeypatch.setattr(runner, "check_collection", counting)
+    first = run(cache, "json")
+    assert calls == [6]
+    again = run(cache, "json")
+    assert again[2] == Counter(cached=5, checked=1)
+    assert again[:2] == first[:2]
+    assert calls == [6]  # taken from collection.json
+
+    # the linked skill now takes another skill's name: SK801 appears, as without cache
+    text = outside.read_text(encoding="utf-8")
+    outside.write_text(text.replace(f"name: {made[0].name}", f"name: {made[1].name}"))
+    dup = run(cache, "json")
+    assert calls == [6, 6]
+    assert "SK801" in {code for _skill, code in codes_by_skill(dup[1])}
+    assert dup[:2] == run(None, "json")[:2]

@@ -1,7 +1,7 @@
 """catalog and pack read the skills' files after lint checked them, possibly in worker
 processes or from the result cache: the bundle is the same whichever way the skills were
-checked, and a skill edited between its check and its packing is checked again as read,
-never shipped on the strength of an old verdict."""
+checked, and a skill edited between its check and its packing is never shipped on the
+strength of an old verdict."""
 
 from __future__ import annotations
 
@@ -43,10 +43,14 @@ def test_bundle_and_catalog_are_identical_with_workers_with_cache_and_without(
     assert '"tokens"' in catalogs[0]
 
 
-def test_a_skill_edited_after_its_check_is_checked_again_before_packing(
+def test_a_skill_edited_after_its_check_is_never_packed_on_the_old_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import skillcheck.engine.runner as engine
+    """pack --output never loads the skills again: each file is read once, into the
+    bundle, and must have the digest the checked skill's manifest entry recorded. A file
+    edited after the check (here: after the cache said the skill was unchanged) refuses the
+    pack, naming the file, and leaves no bundle."""
+    import skillcheck.package.bundle as bundle
 
     tree = tmp_path / "skills"
     made = generate(tree, SKILLS, seed=4)
@@ -54,27 +58,31 @@ def test_a_skill_edited_after_its_check_is_checked_again_before_packing(
     first = _pack(tree, tmp_path / "first.tar.gz", "--cache-dir", str(cache))
     assert first.exit_code == 0, first.output
 
-    # The next run takes every result from the cache; one skill is edited just before it
-    # is read again for packing, as an editor saving mid-run would.
+    # The next run takes every result from the cache; one skill is edited just before its
+    # files are read for the bundle, as an editor saving mid-run would.
     victim = made[len(made) // 2]
-    load_again = engine._load_again
+    real = bundle.read_in_root
 
-    def edited_meanwhile(summary, *rest):
-        if summary.root == victim:
+    def edited_meanwhile(root: Path, rel: str, *rest):  # type: ignore[no-untyped-def]
+        if root == victim and rel == "SKILL.md":
             skill_md = victim / "SKILL.md"
             skill_md.write_bytes(skill_md.read_bytes() + b"\n[gone](references/missing.md)\n")
-        return load_again(summary, *rest)
+        return real(root, rel, *rest)
 
-    monkeypatch.setattr(engine, "_load_again", edited_meanwhile)
+    monkeypatch.setattr(bundle, "read_in_root", edited_meanwhile)
     out = tmp_path / "second.tar.gz"
-    # --jobs 2: the skills are checked (or found unchanged) in workers, so every one is
-    # loaded again here, whatever the machine's CPU count
     second = _pack(tree, out, "--jobs", "2", "--cache-dir", str(cache))
-    # the edited skill was checked again as it was read for packing: its new broken link
-    # refuses the pack, as a run started after the edit would
     assert second.exit_code == 1, second.output
-    assert "SK501" in second.stderr and victim.name in second.stderr
+    assert "changed since the manifest was built" in second.stderr
+    assert str(victim / "SKILL.md") in second.stderr
     assert "Traceback" not in second.output
+    assert not out.exists()
+
+    # packed again, the edit is checked: its broken link refuses the pack
+    monkeypatch.setattr(bundle, "read_in_root", real)
+    third = _pack(tree, out, "--jobs", "2", "--cache-dir", str(cache))
+    assert third.exit_code == 1, third.output
+    assert "SK501" in third.stderr and victim.name in third.stderr
     assert not out.exists()
 
 

@@ -3,7 +3,7 @@
 - the tar.gz writer's gzip layer is byte for byte what ``gzip.GzipFile`` writes;
 - the manifest's schema verdict is jsonschema's, whatever the manifest holds;
 - which files ship is what gitignore matching (pathspec) says, whatever the patterns;
-- a ``pack`` run reads each shipped file once, for the manifest and the bundle alike;
+- (a warm ``pack`` reads each shipped file once: ``test_pack_cache.py``);
 - the budget figures count the body and the references as ``estimate_tokens`` does.
 """
 
@@ -20,12 +20,9 @@ from typing import Any
 import jsonschema
 import pathspec
 import pytest
-from conftest import invoke
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from skillgen import generate
 
-from skillcheck.package import catalog
 from skillcheck.package.archive import GZIP_LEVEL, BundleError
 from skillcheck.package.bundle import pack_bundle
 from skillcheck.package.bundlecheck import parse_manifest
@@ -270,28 +267,6 @@ def test_shipped_files_match_gitignore(tree: list[str], ignore: list[str]) -> No
         assert not problems
         assert shipped == expected
         assert [f.rel for f in shipped_files(skill)] == shipped  # asked again: the same list
-
-
-# --- one read per file ----------------------------------------------------------------------------
-
-
-def test_pack_reads_each_shipped_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    tree = tmp_path / "skills"
-    generate(tree, 12)
-    reads: list[tuple[str, str]] = []
-    real = catalog.read_in_root
-
-    def counting(root: Path, rel: str, *args: Any) -> bytes:
-        reads.append((str(root), rel))
-        return real(root, rel, *args)
-
-    monkeypatch.setattr(catalog, "read_in_root", counting)
-    out = tmp_path / "bundle.tar.gz"
-    result = invoke("pack", "--isolated", "-q", "-o", str(out), str(tree))
-    assert result.exit_code == 0, result.output
-    shipped = verify(out).files
-    assert shipped == 5 * 12
-    assert len(reads) == len(set(reads)) == shipped  # manifest and members: one read each
 
 
 # --- budget figures ------------------------------------------------------------------------------

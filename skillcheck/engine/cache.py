@@ -235,6 +235,12 @@ def input_digest(record: dict[str, Any]) -> str | None:
         return None
 
 
+def summary_digest(summary: SkillSummary) -> str:
+    """A summary's content, as one digest (``input_digest``'s stand-in for a skill the cache
+    does not keep)."""
+    return "summary:" + _text_digest(to_json(summary))
+
+
 def same_content(skill: Skill, record: dict[str, Any]) -> bool:
     """Whether ``skill`` (loaded, unchecked) holds what the entry ``record`` was made from.
     Files are read through ``load.read_file``, so a mismatch leaves them read for the rules."""
@@ -297,24 +303,37 @@ class ResultCache:
             return None
 
     def lookup(
-        self, root: Path, listing: Listing, figures: bool
+        self, root: Path, listing: Listing, figures: bool, extra: str | None = None
     ) -> tuple[SkillSummary | None, dict[str, Any] | None]:
-        """(the summary when the files are unchanged by identity, the raw entry if any)."""
+        """(the summary when the files are unchanged by identity, the raw entry if any).
+
+        ``extra`` names a value derived beside the summary (``runner.Extra``) that the entry
+        must hold for a hit: ``record["extra"]`` is ``[extra, value]``."""
         record = self.load(root)
         if record is None:
             return None, None
         if record.get("identity") is not None and record["identity"] == identity(listing):
+            if extra is not None:
+                held = record.get("extra")
+                if type(held) is not list or len(held) != 2 or held[0] != extra:
+                    return None, record
             summary = self.summary_of(record, figures)
             if summary is not None:
                 return summary, record
         return None, record
 
     def record(
-        self, skill: Skill, summary: SkillSummary, inputs: dict[str, Any], figures: bool
+        self,
+        skill: Skill,
+        summary: SkillSummary,
+        inputs: dict[str, Any],
+        figures: bool,
+        extra: tuple[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The entry for ``skill``, checked into ``summary`` from ``inputs`` (``inputs_of``)."""
+        """The entry for ``skill``, checked into ``summary`` from ``inputs`` (``inputs_of``),
+        with ``extra`` (name, value) derived from the same files when asked for."""
 
-        return {
+        record = {
             "format": FORMAT,
             "version": __version__,
             "root": str(skill.root),
@@ -324,11 +343,20 @@ class ResultCache:
             "figures": figures,
             "summary": to_json(summary),
         }
+        if extra is not None:
+            record["extra"] = list(extra)
+        return record
 
-    def refreshed(self, record: dict[str, Any], skill: Skill) -> dict[str, Any]:
+    def refreshed(
+        self, record: dict[str, Any], skill: Skill, extra: tuple[str, Any] | None = None
+    ) -> dict[str, Any]:
         """``record`` found equal by content: store the new identity, so the next run takes
-        the fast path."""
-        return {**record, "identity": self._identity_unless_racy(listing_of(skill))}
+        the fast path (and ``extra``, derived again from the files as they are now)."""
+        out = {**record, "identity": self._identity_unless_racy(listing_of(skill))}
+        out.pop("extra", None)  # derived from files that may have changed since: never kept
+        if extra is not None:
+            out["extra"] = list(extra)
+        return out
 
     def _identity_unless_racy(self, listing: Listing) -> str | None:
         newest = max((max(e[5], e[6]) for e in listing[0]), default=0)

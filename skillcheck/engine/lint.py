@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from skillcheck.engine.check import (
     DiscoveryInput,
@@ -27,7 +28,7 @@ from skillcheck.engine.check import (
     per_path_filter,
     run_rules,
 )
-from skillcheck.engine.runner import CheckRun, collection_diagnostics
+from skillcheck.engine.runner import CheckRun, Extra, collection_diagnostics
 from skillcheck.engine.suppress import apply_suppressions
 from skillcheck.rules import Context
 from skillcheck.rules.budgets import statistics_table
@@ -57,6 +58,8 @@ class LintResult:
     # "content" (files touched but equal to the cached entry's); with keep, "rechecked"
     # counts skills checked again because they changed before they were loaded again
     how: Counter[str] = field(default_factory=Counter)
+    # with an Extra: its value for each skill, in the order of ``skills``
+    extras: list[Any] = field(default_factory=list)
 
     def statistics_table(self) -> list[str]:
         """Tokens per tier and lines of each skill (``--statistics``), shared with SK6xx."""
@@ -84,6 +87,7 @@ def lint(
     *,
     keep: bool = False,
     progress: Callable[[Path], None] | None = None,
+    extra: Extra | None = None,
 ) -> LintResult:
     """Lint every skill under ``paths``. Raises PathError for a PATH that does not exist.
 
@@ -91,13 +95,16 @@ def lint(
     go on to read the skills' files (catalog, pack, --fix). A skill checked in a worker or
     taken from the cache is loaded again here; if it no longer holds what it was checked
     from (edited meanwhile), it is checked again as loaded.
+
+    ``extra`` derives a value from each skill where it is checked (``result.extras``), and
+    caches it with the summary: what a caller needs of the files without loading them again.
     """
     rules = enabled_rules(settings)
     ctx = Context(targets=settings.targets, options=settings.options)
 
     # the directories being linted: a SKILL.md symlinked to a file inside them is read
     trees = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
-    run = CheckRun(rules, ctx, settings, keep, trees)
+    run = CheckRun(rules, ctx, settings, keep, trees, extra)
     try:  # skills are checked (by workers) while the search goes on
         found = discover(
             paths,
@@ -138,6 +145,7 @@ def lint(
         tokenizer=str(settings.options.get("tokenizer") or "estimate"),
         loaded=checked.loaded,
         how=checked.how,
+        extras=checked.extras,
     )
 
 

@@ -18,11 +18,19 @@ import gc
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillcheck.engine.cache import ResultCache, input_digest, inputs_of, run_key, same_content
+from skillcheck.engine.cache import (
+    ResultCache,
+    input_digest,
+    inputs_of,
+    run_key,
+    same_content,
+    summary_digest,
+)
 from skillcheck.engine.check import check_collection, check_skill
 from skillcheck.engine.summary import summarise
 from skillcheck.errors import InternalError
@@ -40,9 +48,35 @@ PARALLEL_MIN = 24
 START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 
 Task = tuple[Path, str, Any, Any]  # (root, display root, listing, cache entry)
-# (root, summary, how it was obtained, digest of its input files for the cache or None)
-Done = tuple[Path, SkillSummary, str, "str | None"]
+# (root, summary, how it was obtained, digest of its input files for the cache or None,
+# the Extra's value or None)
+Done = tuple[Path, SkillSummary, str, "str | None", Any]
+
+
+@dataclass(frozen=True)
+class Extra:
+    """More to derive from each skill while it is loaded, beside its summary: a layer above
+    the engine (pack's manifest entry) asks for it without the engine importing that layer.
+
+    ``derive(skill, summary)`` returns a JSON value that depends only on the skill's files
+    and on what the run key covers; it is cached with the summary under ``name`` and reused
+    only when the skill's files are unchanged by identity (every file, not only those the
+    rules read). ``derive`` must be picklable (a module-level function or a partial of one):
+    worker processes call it.
+    """
+
+    name: str
+    derive: Callable[[Skill, SkillSummary], Any]
+    # whether a value read back from the cache has the shape ``derive`` gives: a damaged or
+    # planted entry is a miss, never an error
+    valid: Callable[[Any], bool] | None = None
+
+
 CHUNK = 8  # skills sent to a worker at a time
+# skills found between two gc.freeze calls: what a warm run builds (summaries, diagnostics)
+# lives to the end, and without them each full collection scans all of it again (17 % of
+# a warm run of 6,700 real skills)
+FREEZE_EVERY = 256
 
 
 def available_cpus() -> int:
@@ -62,6 +96,7 @@ class Checked:
     # what each summary was computed from (cache.input_digest), when the cache knows
     inputs: list[str | None] = field(default_factory=list)
     figures: bool = False
+    extras: list[Any] = field(default_factory=list)  # the Extra's value of each skill
 
 
 @dataclass
@@ -78,6 +113,7 @@ class CheckerSpec:
     inputs: bool = False  # record each summary's inputs (the skills are loaded again later)
     # the directories being linted, resolved: a SKILL.md symlinked into them is read
     trees: tuple[str, ...] = ()
+    extra: Extra | None = None
 
 
 class Checker:
@@ -93,6 +129,7 @@ class Checker:
         self.figures = spec.figures
         self.inputs = spec.inputs
         self.trees = spec.trees
+        self.extra = spec.extra
         self.cache = None
         if spec.cache_dir is not None and spec.cache_key is not None:
             self.cache = ResultCache(spec.cache_dir, spec.cache_key)
@@ -108,13 +145,21 @@ class Checker:
         if entry is not None and cache is not None and same_content(skill, entry):
             summary = cache.summary_of(entry, self.figures)
             if summary is not None:
-                cache.store(root, cache.refreshed(entry, skill))
                 summary.display_root = display_root
+                # derived again: files no rule reads (an asset) may differ from last time
+                extra = self._derive(skill, summary)
+                cache.store(root, cache.refreshed(entry, skill, self._named(extra)))
                 summary.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
                 if self.kept is not None:
                     self.kept[root] = skill
-                return root, summary, "content", input_digest(entry)
+                return root, summary, "content", input_digest(entry), extra
         return self.check(skill)
+
+    def _derive(self, skill: Skill, summary: SkillSummary) -> Any:
+        return None if self.extra is None else self.extra.derive(skill, summary)
+
+    def _named(self, value: Any) -> tuple[str, Any] | None:
+        return None if self.extra is None else (self.extra.name, value)
 
     def check(self, skill: Skill) -> Done:
         """Run the rules on a loaded skill and summarise it (and cache the summary)."""
@@ -123,17 +168,20 @@ class Checker:
         cache = self.cache
         diagnostics = check_skill(skill, self.rules, self.ctx)
         summary = summarise(skill, diagnostics, self.ctx, self.figures)
+        extra = self._derive(skill, summary)
         digest = None
         if cache is not None or self.inputs:
             summary.inputs = inputs_of(skill)
             # a SKILL.md read from outside the skill is not in the inputs the cache compares
             if cache is not None and skill.skill_md_target is None:
-                record = cache.record(skill, summary, summary.inputs, self.figures)
+                record = cache.record(
+                    skill, summary, summary.inputs, self.figures, self._named(extra)
+                )
                 cache.store(root, record)
                 digest = input_digest(record)
         if self.kept is not None:
             self.kept[root] = skill
-        return root, summary, "checked", digest
+        return root, summary, "checked", digest, extra
 
 
 # --- worker processes ---------------------------------------------------------------------
@@ -179,6 +227,7 @@ class CheckRun:
         settings: Any,
         keep: bool,
         trees: tuple[str, ...] = (),
+        extra: Extra | None = None,
     ) -> None:
         import time
 
@@ -187,6 +236,7 @@ class CheckRun:
             [r.code for r in rules], ctx.targets, ctx.options, self.figures, inputs=keep
         )
         spec.trees = trees
+        spec.extra = extra
         self.cwd = Path.cwd()
         if settings.cache_dir is not None:
             spec.cache_dir = Path(settings.cache_dir)
@@ -202,11 +252,14 @@ class CheckRun:
         self.pool: Any = None
         self.futures: list[Any] = []
         self.how: Counter[str] = Counter()
+        self.found = 0  # skills added so far
 
     def add(self, root: Path) -> None:
         """A skill found by discovery: taken from the cache, or queued to be checked."""
 
-        display_root = display_path(root, self.cwd)
+        self.found += 1
+        if self.found % FREEZE_EVERY == 0:
+            gc.freeze()  # undone by finish or close, as the other freezes here
         listing = entry = None
         if self.cache is not None:
             listing = scan(root)
@@ -215,13 +268,21 @@ class CheckRun:
                 # does not look for changes: always checked
                 hit, entry = None, None
             else:
-                hit, entry = self.cache.lookup(root, listing, self.figures)
-            if hit is not None:
-                hit.display_root = display_root
-                hit.inputs = {"shape": entry["shape"], "reads": entry["reads"]}  # type: ignore[index]
-                self.done[root] = (root, hit, "cached", input_digest(entry))  # type: ignore[arg-type]
+                extra = self.spec.extra
+                hit, entry = self.cache.lookup(
+                    root, listing, self.figures, None if extra is None else extra.name
+                )
+                value = None
+                if hit is not None and extra is not None:
+                    value = entry["extra"][1]  # type: ignore[index]
+                    if extra.valid is not None and not extra.valid(value):
+                        hit = None  # checked by content: derived again
+            if hit is not None:  # its display root is this run's: the run key has the cwd
+                assert entry is not None
+                hit.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
+                self.done[root] = (root, hit, "cached", input_digest(entry), value)
                 return
-        self.pending.append((root, display_root, listing, entry))
+        self.pending.append((root, display_path(root, self.cwd), listing, entry))
         if self.jobs > 1:
             if self.pool is None and len(self.pending) >= PARALLEL_MIN:
                 self._start()
@@ -271,6 +332,8 @@ class CheckRun:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
             gc.unfreeze()
+        elif self.found >= FREEZE_EVERY:  # the run stopped before finish unfroze them
+            gc.unfreeze()
 
     def finish(self, roots: list[Path]) -> Checked:
         """Every skill's summary, in the order of ``roots`` (discovery's sorted list)."""
@@ -294,10 +357,12 @@ class CheckRun:
             raise min(failures, key=lambda failure: failure[0])[1]
         summaries: list[SkillSummary] = []
         inputs: list[str | None] = []
+        extras: list[Any] = []
         for root in roots:
-            _root, summary, way, digest = self.done[root]
+            _root, summary, way, digest, extra = self.done.pop(root)
             summaries.append(summary)
             inputs.append(digest)
+            extras.append(extra)
             self.how[way] += 1
         loaded: list[Skill] = []
         if self.keep:  # skills checked elsewhere (a worker, an earlier run) are loaded again
@@ -309,10 +374,10 @@ class CheckRun:
                     if summary.inputs is None or not _unchanged(skill, summary.inputs):
                         # edited since its check: check it again as it is now, so the
                         # verdict is about exactly what the caller goes on to read
-                        _root, summaries[i], _way, inputs[i] = self.checker.check(skill)
+                        _root, summaries[i], _way, inputs[i], extras[i] = self.checker.check(skill)
                         self.how["rechecked"] += 1
                 loaded.append(skill)
-        return Checked(summaries, loaded, self.how, self.cache, inputs, self.figures)
+        return Checked(summaries, loaded, self.how, self.cache, inputs, self.figures, extras)
 
 
 def _skill_md_linked(entries: list[Any]) -> bool:
@@ -338,12 +403,14 @@ def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) ->
     skill's input is what it was when they were last computed."""
 
     cache = checked.cache
-    if cache is None or any(digest is None for digest in checked.inputs):
+    if cache is None:
         return check_collection(checked.summaries, rules, ctx)
 
-    # the groups come from the folders around each skill (a plugin.json), not its files
+    # the groups come from the folders around each skill (a plugin.json), not its files;
+    # a skill without a cached input (a SKILL.md linked from outside it, always checked)
+    # counts by its summary, which is all the collection rules read of it
     inputs = [
-        (str(s.root), s.display_root, digest, load_group(s.root))
+        (str(s.root), s.display_root, digest or summary_digest(s), load_group(s.root))
         for s, digest in zip(checked.summaries, checked.inputs, strict=True)
     ]
     key = cache.collection_key(inputs, checked.figures)

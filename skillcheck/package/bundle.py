@@ -31,8 +31,10 @@ import hashlib
 import itertools
 import json
 import os
+import queue
 import shutil
 import struct
+import threading
 import time
 import zipfile
 import zlib
@@ -126,13 +128,21 @@ _GZIP_HEADER = (
     + b"\xff"
 )
 _FEED = 1 << 20  # bytes handed to zlib at once: few calls, bounded copies
+_QUEUED = 4  # blocks waiting for the compressing thread: memory stays a few MB
 
 
 class _GzipWriter:
     """gzip framing around one raw deflate stream, byte for byte what ``gzip.GzipFile``
     writes with the same settings (deflate's output does not depend on how its input is
     split). Small writes are gathered into large blocks, so compressing costs what zlib
-    costs."""
+    costs.
+
+    The blocks are compressed and written by a thread of its own, in order, while the caller
+    reads and hashes the next files (zlib, crc32, hashlib and file I/O release the GIL on
+    large buffers), as ``tar czf`` runs gzip beside tar. At most ``_QUEUED`` blocks wait.
+    ``close`` finishes the stream and raises what the thread met; ``stop`` ends the thread
+    without finishing (on a failure or an interrupt).
+    """
 
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
@@ -144,11 +154,15 @@ class _GzipWriter:
         self.parts: list[bytes] = []
         self.pending = 0
         out.write(_GZIP_HEADER)
+        self.blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=_QUEUED)
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="skillcheck-gzip", daemon=True)
+        self.thread.start()
 
     def write(self, data: bytes) -> None:
         if len(data) >= _FEED:  # a large file goes to zlib as it is, not copied
             self._flush()
-            self._compress(data)
+            self._send(data)
             return
         self.parts.append(data)
         self.pending += len(data)
@@ -160,34 +174,57 @@ class _GzipWriter:
             data = b"".join(self.parts)
             self.parts.clear()
             self.pending = 0
-            self._compress(data)
+            self._send(data)
 
-    def _compress(self, data: bytes) -> None:
-        self.crc = zlib.crc32(data, self.crc)
-        self.size += len(data)
-        self.out.write(self.deflate.compress(data))
+    def _send(self, data: bytes) -> None:
+        if self.failure is not None:
+            raise self.failure
+        self.blocks.put(data)
+
+    def _run(self) -> None:
+        """The thread: compress and write each block; after a failure, only drain."""
+        while (data := self.blocks.get()) is not None:
+            if self.failure is None:
+                try:
+                    self.crc = zlib.crc32(data, self.crc)
+                    self.size += len(data)
+                    self.out.write(self.deflate.compress(data))
+                except BaseException as exc:  # re-raised in the caller's thread
+                    self.failure = exc
+
+    def stop(self) -> None:
+        """End the thread once the queued blocks are done (idempotent)."""
+        if self.thread.is_alive():
+            self.blocks.put(None)
+            self.thread.join()
 
     def close(self) -> None:
         self._flush()
+        self.stop()
+        if self.failure is not None:
+            raise self.failure
         self.out.write(self.deflate.flush())
         self.out.write(struct.pack("<II", self.crc, self.size & 0xFFFFFFFF))
 
 
 def _write_tar_gz(out: BinaryIO, members: Iterable[tuple[str, bytes, bool]], mtime: int) -> None:
     gz = _GzipWriter(out)
-    written = 0
-    for name, data, executable in members:
-        header = _tar_member(name, len(data), executable, mtime)
-        gz.write(header)
-        gz.write(data)
-        padding = -len(data) % _BLOCK
-        if padding:
-            gz.write(_ZERO_BLOCK[:padding])
-        written += len(header) + len(data) + padding
-    end = 2 * _BLOCK
-    end += -(written + end) % _RECORD
-    gz.write(bytes(end))
-    gz.close()
+    try:
+        written = 0
+        for name, data, executable in members:
+            header = _tar_member(name, len(data), executable, mtime)
+            gz.write(header)
+            gz.write(data)
+            padding = -len(data) % _BLOCK
+            if padding:
+                gz.write(_ZERO_BLOCK[:padding])
+            written += len(header) + len(data) + padding
+        end = 2 * _BLOCK
+        end += -(written + end) % _RECORD
+        gz.write(bytes(end))
+        gz.close()
+    finally:
+        gz.stop()  # a member that failed to read (or Ctrl-C): the thread must not outlive us
 
 
 def _zip_date(mtime: int) -> tuple[int, int, int, int, int, int]:
@@ -302,13 +339,20 @@ def _content(packed: _Packed, fe: dict[str, Any], sf: SkillFile) -> bytes:
 
 def _check_outside_skills(skills: list[Skill], output: Path) -> None:
     """Refuse an output inside a skill: a pack never touches the source tree."""
+    _check_outside_roots([(skill.root, skill.display_root) for skill in skills], output)
+
+
+def _check_outside_roots(roots: Iterable[tuple[Path, str]], output: Path) -> None:
+    """``_check_outside_skills`` for skills known by (root, display root)."""
     target = os.path.realpath(output)
-    for skill in skills:
-        root = os.path.realpath(skill.root)
+    for skill_root, display in roots:
+        root = os.path.realpath(skill_root)
         if os.path.commonpath([root, target]) == root:
-            raise BundleIOError(
-                f"{output}: is inside skill {skill.display_root}; write the bundle elsewhere"
-            )
+            raise BundleIOError(f"{output}: is inside skill {display}; write the bundle elsewhere")
+
+
+# a member's bytes, given its skill's manifest entry and its file entry
+Content = Callable[[dict[str, Any], dict[str, Any]], bytes]
 
 
 def pack_bundle(
@@ -326,22 +370,96 @@ def pack_bundle(
     file changed since then is refused. ``fmt`` is ``"tar.gz"`` or ``"zip"``; ``mtime``
     defaults to ``default_mtime()``. The file appears atomically or not at all.
     """
+
+    def plan() -> Content:
+        by_name = {
+            p.entry["name"]: (p, dict((fe["path"], sf) for fe, sf in p.files))
+            for p in _plan(skills, manifest)
+        }
+
+        def content(entry: dict[str, Any], fe: dict[str, Any]) -> bytes:
+            packed, files = by_name[entry["name"]]
+            return _content(packed, fe, files[fe["path"]])
+
+        return content
+
+    roots = [(skill.root, skill.display_root) for skill in skills]
+    return _write_bundle(manifest, output, fmt, mtime, roots, plan)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the files of one manifest entry are read from, without loading the skill."""
+
+    root: Path  # the skill's directory
+    display: str  # how messages name it
+    links: dict[str, str]  # shipped path -> the in-skill file it is read from (a symlink's)
+
+
+def write_bundle(
+    manifest: dict[str, Any],
+    sources: dict[str, Source],
+    output: Path,
+    fmt: str = "tar.gz",
+    mtime: int | None = None,
+) -> str:
+    """``pack_bundle`` for a manifest whose skills are not loaded (``catalog.pack_record``):
+    ``sources`` gives each skill's directory by name. Each file is read once, from that
+    directory without following links out of it, and refused unless its digest is the
+    manifest's (changed since the manifest was built)."""
+
+    def plan() -> Content:
+        names = {entry["name"] for entry in manifest.get("skills", [])}
+        if names != set(sources):
+            raise BundleError("the manifest does not list exactly the skills being packed")
+
+        def content(entry: dict[str, Any], fe: dict[str, Any]) -> bytes:
+            source = sources[entry["name"]]
+            rel = fe["path"]
+            try:
+                data = read_in_root(source.root, source.links.get(rel, rel))
+            except CatalogError as exc:
+                raise BundleError(str(exc)) from None
+            if file_digest(data) != fe["digest"]:
+                raise BundleError(f"{source.root / rel}: changed since the manifest was built")
+            return data
+
+        return content
+
+    roots = [(source.root, source.display) for source in sources.values()]
+    return _write_bundle(manifest, output, fmt, mtime, roots, plan)
+
+
+def _write_bundle(
+    manifest: dict[str, Any],
+    output: Path,
+    fmt: str,
+    mtime: int | None,
+    roots: list[tuple[Path, str]],
+    plan: Callable[[], Content],
+) -> str:
+    """Check the destination, the plan (``plan`` pairs the manifest with the files and gives
+    the reader of members) and the manifest, then write the bundle atomically."""
     if fmt not in FORMATS:
         raise BundleIOError(f"unknown bundle format {fmt!r} (choose tar.gz or zip)")
     mtime = default_mtime() if mtime is None else _check_mtime(mtime)
     output = Path(output)
-    _check_outside_skills(skills, output)
-    plan = _plan(skills, manifest)
+    _check_outside_roots(roots, output)
+    content = plan()
     manifest_bytes = dumps_manifest(manifest)
     parse_manifest(manifest_bytes)  # never write a bundle that verify would refuse
     order = sorted(
-        ((f"{p.entry['name']}/{fe['path']}", p, fe, sf) for p in plan for fe, sf in p.files),
+        (
+            (f"{entry['name']}/{fe['path']}", entry, fe)
+            for entry in manifest["skills"]
+            for fe in entry["files"]
+        ),
         key=lambda item: item[0].encode("utf-8"),
     )
 
     def members() -> Iterator[tuple[str, bytes, bool]]:
-        for name, packed, fe, sf in order:
-            yield name, _content(packed, fe, sf), bool(fe["executable"])
+        for name, entry, fe in order:
+            yield name, content(entry, fe), bool(fe["executable"])
 
     if fmt == "tar.gz":
 

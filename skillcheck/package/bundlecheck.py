@@ -32,6 +32,7 @@ from skillcheck.package.archive import (
     open_zip,
 )
 from skillcheck.package.catalog import (
+    MANIFEST_SCHEMA,
     collision_key,
     path_problem,
     rfc_path_problem,
@@ -205,6 +206,24 @@ def _best_error(manifest: Any) -> Any:
     from jsonschema.exceptions import best_match
 
     return best_match(_validator().iter_errors(manifest))
+
+
+def valid_pack_record(record: Any) -> bool:
+    """Whether ``record`` (read back from the result cache) has the shape of
+    ``catalog.pack_record``: an error, or a manifest entry the schema accepts (checked as a
+    one-skill manifest) with its links; anything else is a cache miss."""
+    if type(record) is not dict:
+        return False
+    if "error" in record:
+        return type(record["error"]) is str and type(record.get("vanished")) is bool
+    entry, links = record.get("entry"), record.get("links")
+    if type(entry) is not dict or type(links) is not dict:
+        return False
+    if not all(type(k) is str and type(v) is str for k, v in links.items()):
+        return False
+    manifest = {"$schema": MANIFEST_SCHEMA, "generator": "skillcheck", "skills": [entry]}
+    error, refused = _schema_error(manifest)  # the subset validator refuses non-int sizes too
+    return error is None and not refused
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -18,7 +18,6 @@ import functools
 import hashlib
 import html
 import itertools
-import json
 import os
 import posixpath
 import re
@@ -32,6 +31,7 @@ from skillcheck.analysis.links import skill_md_link_uses
 from skillcheck.analysis.tools import split_tools
 from skillcheck.errors import RefusedContent
 from skillcheck.rules.budgets import count_lines, skill_figures
+from skillcheck.source.jsontext import dumps_indented
 from skillcheck.source.junk import (
     ARCHIVE_SUFFIXES,
     BYTECODE_SUFFIXES,
@@ -592,9 +592,7 @@ def skill_entry(
     tools = split_allowed_tools(values.get("allowed-tools"))
     if tools is not None:
         entry["allowed_tools"] = tools
-    entry["path"] = Path(
-        os.path.relpath(os.path.abspath(skill.root), os.path.abspath(root))
-    ).as_posix()
+    entry["path"] = entry_path(skill.root, root)
     if tokenizer is not None:
         if figures is None:
             counted = skill_figures(skill, tokenizer)
@@ -613,6 +611,56 @@ def skill_entry(
     entry["lines"] = count_lines(doc.lines[doc.body_line - 1 :]) if doc else 0
     entry["references"] = refs
     return entry
+
+
+def entry_path(skill_root: Path, root: Path) -> str:
+    """A manifest entry's ``path``: the skill's directory relative to ``root``."""
+    return Path(os.path.relpath(os.path.abspath(skill_root), os.path.abspath(root))).as_posix()
+
+
+# the name pack's per-skill record is cached under (runner.Extra): a new layout, a new name
+PACK_RECORD = "pack-record/1"
+
+
+def pack_record(skill: Skill, summary: Any, *, tokenizer: str) -> dict[str, Any]:
+    """What pack needs of one skill, derived where lint checks it and cached with its result,
+    so a pack of unchanged skills loads none of them again: its manifest entry (``path`` is
+    the caller's to set, it depends on the command line) and the in-skill files its shipped
+    symlinks are read from; or the error that keeps it out of a catalog, raised by
+    ``manifest_of_records`` in the order ``build_manifest`` would raise it."""
+    try:
+        entry = skill_entry(skill, skill.root, tokenizer=tokenizer, figures=summary.figures)
+        links = {sf.rel: sf.link_target for sf in shipped_files(skill) if sf.link_target}
+    except CatalogError as exc:
+        return {"error": str(exc), "vanished": isinstance(exc, VanishedError)}
+    return {"entry": entry, "links": links}
+
+
+def manifest_of_records(
+    records: Iterable[tuple[Path, dict[str, Any]]], root: Path, *, generator: str
+) -> dict[str, Any]:
+    """The manifest of ``(skill root, pack_record)`` pairs in discovery order, as
+    ``build_manifest`` builds it from the loaded skills."""
+    entries = []
+    for skill_root, record in records:
+        if "error" in record:
+            raise (VanishedError if record.get("vanished") else CatalogError)(record["error"])
+        entry = dict(record["entry"])  # the key order is the manifest's: path stays in place
+        entry["path"] = entry_path(skill_root, root)
+        entries.append(entry)
+    return manifest_of(entries, generator)
+
+
+def manifest_of(entries: list[dict[str, Any]], generator: str) -> dict[str, Any]:
+    """The manifest around skill entries: sorted by name, names unique."""
+    entries.sort(key=lambda e: e["name"])
+    for a, b in itertools.pairwise(entries):
+        if a["name"] == b["name"]:
+            raise CatalogError(
+                f"two skills are named {show(a['name'])} ({a['path']} and {b['path']}); "
+                "a catalog needs unique names"
+            )
+    return {"$schema": MANIFEST_SCHEMA, "generator": generator, "skills": entries}
 
 
 def build_manifest(
@@ -637,21 +685,16 @@ def build_manifest(
     """
     known = figures or {}
     entries = [skill_entry(s, root, tokenizer=tokenizer, figures=known.get(s.root)) for s in skills]
-    entries.sort(key=lambda e: e["name"])
-    for a, b in itertools.pairwise(entries):
-        if a["name"] == b["name"]:
-            raise CatalogError(
-                f"two skills are named {show(a['name'])} ({a['path']} and {b['path']}); "
-                "a catalog needs unique names"
-            )
-    return {"$schema": MANIFEST_SCHEMA, "generator": generator, "skills": entries}
+    return manifest_of(entries, generator)
 
 
 def dumps_manifest(manifest: dict[str, Any]) -> bytes:
     """The manifest's canonical bytes: key order as built, 2-space indent, UTF-8, ``\\n``,
     a trailing newline. The same manifest always gives the same bytes."""
-    text = json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False)
-    return (text + "\n").encode("utf-8")
+    # json.dumps(indent=2, ensure_ascii=False) at C speed (its indenting encoder is pure
+    # Python: a fifth of a warm pack); a NaN, which _jsonable never leaves, fails
+    # parse_manifest instead of this call
+    return (dumps_indented(manifest) + "\n").encode("utf-8")
 
 
 # --- renderings ----------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from dataclasses import dataclass
@@ -35,8 +36,10 @@ def render(fmt: str, result, options: ReportOptions) -> str:
     return module.render(result, options)
 
 
+@functools.lru_cache(maxsize=4096)
 def rel(path: Path, cwd: Path) -> str:
-    """``display_path`` made encodable for any output."""
+    """``display_path`` made encodable for any output (remembered: a report names the same
+    few files in most of its findings, and ``relative_to`` costs more than the lookup)."""
     return display(display_path(path, cwd))
 
 
