@@ -225,6 +225,16 @@ def test_each_credential_is_reported_without_showing_it(tmp_path: Path, kind: st
     assert code == 1
 
 
+def test_the_text_report_never_quotes_the_line_of_a_credential(tmp_path: Path) -> None:
+    # SK702 declares quote_source=False: CI logs must not receive the secret (the text report
+    # quotes SKILL.md lines under each finding, this one excepted)
+    value = SECRETS["stripe"][0]
+    skill(tmp_path, body=f'# Steps\n\nCall the API with `STRIPE_KEY="{value}"`.\n')
+    result = invoke("lint", "--isolated", "--no-cache", "--select", "SK702", str(tmp_path))
+    assert "SK702" in result.stdout
+    assert value[-12:] not in result.stdout
+
+
 def test_aws_key_needs_its_secret_nearby(tmp_path: Path) -> None:
     key_id = "AK" + "IA" + rand(16, UPPER_DIGITS)
     secret = rand(20) + "/" + rand(19, seed=9)

@@ -35,7 +35,6 @@ from skillcheck.engine.check import check_collection, check_skill
 from skillcheck.engine.summary import summarise
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
-from skillcheck.rules.budgets import budget
 from skillcheck.rules.collection import load_group
 from skillcheck.source.display import display_path
 from skillcheck.source.load import load_skill, scan
@@ -231,7 +230,7 @@ class CheckRun:
     ) -> None:
         import time
 
-        self.figures = settings.figures or _collection_budget(rules, ctx)
+        self.figures = settings.figures or _collection_figures(rules, ctx)
         spec = CheckerSpec(
             [r.code for r in rules], ctx.targets, ctx.options, self.figures, inputs=keep
         )
@@ -421,8 +420,7 @@ def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) ->
     return found
 
 
-def _collection_budget(rules: list[Rule], ctx: Context) -> bool:
-    """SK608 compares every skill's catalog tokens: they are counted when it is checked."""
-
-    limit = budget(ctx, "collection-catalog-tokens", None)
-    return limit is not None and any(r.code == "SK608" for r in rules)
+def _collection_figures(rules: list[Rule], ctx: Context) -> bool:
+    """Whether a collection rule reads every skill's token figures in this run: they are
+    counted while each skill is checked."""
+    return any(r.figures_when is not None and r.figures_when(ctx) for r in rules)

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 from skillcheck.report import ReportOptions, inert_lines, rel, safe
+from skillcheck.rules import all_rules
 from skillcheck.source.skill import Diagnostic, Severity
 from skillcheck.targets import TARGETS
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 MAX_EXCERPT = 160
-NO_EXCERPT = frozenset({"SK702"})  # never echo the line holding a credential into CI logs
+
+
+@functools.cache
+def _unquoted() -> frozenset[str]:
+    """Rules whose finding's line is never quoted (SK702's holds a secret)."""
+    return frozenset(r.code for r in all_rules() if not r.quote_source)
 
 
 def _paint(text: str, code: str, on: bool) -> str:
@@ -66,7 +73,7 @@ def render(result, options: ReportOptions) -> str:
                 out.append(shown_fix)
             continue
         source = _line_of(diag.path, diag.line, by_file)
-        if source is not None and diag.code not in NO_EXCERPT:
+        if source is not None and diag.code not in _unquoted():
             out.extend(_excerpt(diag, source, color))
         if diag.help:
             out.append(f"  = help: {safe(diag.help)}")

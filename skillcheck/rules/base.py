@@ -165,6 +165,11 @@ class Rule:
     family: str = ""
     # off by default: runs only when selected (`select`, `extend-select`, `--select`)
     default_enabled: bool = True
+    # the text report may quote the line a finding is on (not where the line is a secret)
+    quote_source: bool = True
+    # reads every skill's token figures (counted while each skill is checked) when this
+    # says so for the run's options; None: never
+    figures_when: Callable[[Context], bool] | None = None
 
     def docs_markdown(self) -> str:
         """The rule's full page, as `skillcheck rule CODE` prints it."""
@@ -264,6 +269,8 @@ def rule(
     fixable: bool = False,
     reads: Literal[Input.SKILL] = Input.SKILL,
     default_enabled: bool = True,
+    quote_source: bool = True,
+    figures_when: Callable[[Context], bool] | None = None,
 ) -> Callable[[SkillCheck], SkillCheck]: ...
 @overload
 def rule(
@@ -281,6 +288,8 @@ def rule(
     fixable: bool = False,
     reads: Literal[Input.COLLECTION],
     default_enabled: bool = True,
+    quote_source: bool = True,
+    figures_when: Callable[[Context], bool] | None = None,
 ) -> Callable[[CollectionCheck], CollectionCheck]: ...
 @overload
 def rule(
@@ -298,6 +307,8 @@ def rule(
     fixable: bool = False,
     reads: Literal[Input.DISCOVERY],
     default_enabled: bool = True,
+    quote_source: bool = True,
+    figures_when: Callable[[Context], bool] | None = None,
 ) -> Callable[[DiscoveryCheck], DiscoveryCheck]: ...
 @overload
 def rule(
@@ -315,6 +326,8 @@ def rule(
     fixable: bool = False,
     reads: Literal[Input.SUPPRESSIONS],
     default_enabled: bool = True,
+    quote_source: bool = True,
+    figures_when: Callable[[Context], bool] | None = None,
 ) -> Callable[[SuppressionsCheck], SuppressionsCheck]: ...
 def rule(
     code: str,
@@ -331,6 +344,8 @@ def rule(
     fixable: bool = False,
     reads: Input = Input.SKILL,
     default_enabled: bool = True,
+    quote_source: bool = True,
+    figures_when: Callable[[Context], bool] | None = None,
 ) -> Callable[[Any], Any]:
     """Register the decorated check as a rule that reads ``reads``."""
 
@@ -356,6 +371,8 @@ def rule(
             family=getattr(sys.modules.get(module), "FAMILY", None) or module.rsplit(".", 1)[-1],
             check=check,  # the overloads matched its signature to ``reads``
             default_enabled=default_enabled,
+            quote_source=quote_source,
+            figures_when=figures_when,
         )
         return check
 

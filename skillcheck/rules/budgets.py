@@ -647,6 +647,8 @@ def skill_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
         TOKENIZER,
     ],
     reads=Input.COLLECTION,
+    # each skill's catalog tokens are counted while it is checked, once a limit is set
+    figures_when=lambda ctx: budget(ctx, "collection-catalog-tokens", None) is not None,
 )
 def collection_catalog_tokens(
     skills: list[SkillSummary], ctx: Context

@@ -487,6 +487,7 @@ def _secret_findings(item: _Text) -> Iterator[Finding]:
     good="""
         scripts/upload.py:   API_KEY = os.environ["ANTHROPIC_API_KEY"]
     """,
+    quote_source=False,  # never echo the line holding a credential into CI logs
 )
 def secret(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for item in _text_files(skill):
