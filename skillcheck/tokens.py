@@ -363,8 +363,8 @@ class _VocabTable:
         n = i = 0
         end = len(data)
         probe = self.PROBE
-        while i < end:
-            j = min(end, i + probe)
+        j = max(1, min(end - 1, probe))  # the whole word is not one token: start below it
+        while True:
             while j > i + 1:
                 h = crc32(data[i:j])
                 if h & 0xFFFF in lows[starts[h >> 16] : starts[(h >> 16) + 1]]:
@@ -372,7 +372,9 @@ class _VocabTable:
                 j -= 1
             n += 1
             i = j
-        return n
+            if i >= end:
+                return n
+            j = min(end, i + probe)
 
 
 _VOCAB = _VocabTable(_VOCAB_PATH)
