@@ -86,7 +86,7 @@ def _code_fingerprint() -> list[tuple[str, int, int]]:
     for directory, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
-            if name.endswith((".py", ".json")):
+            if name.endswith((".py", ".json", ".bin")):  # code, schemas, the token table
                 path = os.path.join(directory, name)
                 with contextlib.suppress(OSError):
                     info = os.stat(path)
