@@ -113,6 +113,52 @@ def test_gitignored_skills_are_skipped(tmp_path: Path) -> None:
     assert len(everything.skills) == 5
 
 
+def test_gitignore_verdicts_hold_across_a_large_tree(tmp_path: Path) -> None:
+    """A .gitignore asked about many folders is screened by one joined regex; negations,
+    anchored and directory-only patterns still decide exactly as git does."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text(
+        "# generated\nbuild/\n*.tmp/\n**/drafts/*\n!**/drafts/keep-*\n/top-only/\nnotes\n"
+    )
+    for i in range(40):  # far more folders than the screen waits for, before the rest
+        _skill(tmp_path, f"group-{i:02}/skill-{i:02}")
+        _skill(tmp_path, f"group-{i:02}/build/built-{i:02}")
+    for rel in (
+        "zz/drafts/keep-me",  # re-included by the negation
+        "zz/drafts/other",
+        "zz/nested/top-only/anchored-elsewhere",  # `/top-only/` is anchored at the root
+        "top-only/at-root",
+        "zz/scratch.tmp/wip",
+        "zz/notes/a-note",
+        "zz/plain",
+    ):
+        _skill(tmp_path, rel)
+    found = _names(discover([tmp_path]).skills, tmp_path)
+    assert found == [
+        *(f"group-{i:02}/skill-{i:02}" for i in range(40)),
+        "zz/drafts/keep-me",
+        "zz/nested/top-only/anchored-elsewhere",
+        "zz/plain",
+    ]
+    if shutil.which("git"):  # git itself agrees on every folder left out
+        left_out = [
+            "group-00/build/",
+            "zz/drafts/other/",
+            "top-only/",
+            "zz/scratch.tmp/",
+            "zz/notes/",
+        ]
+        kept = ["zz/drafts/keep-me/", "zz/nested/top-only/", "group-39/skill-39/"]
+        shutil.rmtree(tmp_path / ".git")
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+        checked = subprocess.run(
+            ["git", "-C", str(tmp_path), "check-ignore", *left_out, *kept],
+            capture_output=True,
+            text=True,
+        )
+        assert checked.stdout.split() == left_out
+
+
 def test_a_byte_order_mark_does_not_hide_the_first_gitignore_pattern(tmp_path: Path) -> None:
     """git drops a UTF-8 BOM at the start of a .gitignore; so does discovery."""
     (tmp_path / ".git").mkdir()

@@ -12,6 +12,7 @@ only stat'ed.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,20 +74,27 @@ class _Ignores:
         # the same specs by their directory's path parts: ``ignored`` looks up the ancestors
         # of a path (a few) instead of trying every .gitignore found so far (hundreds)
         self._by_parts: dict[tuple[str, ...], Any] = {}
+        # per spec (by id, kept alive beside it): how often it was asked, and then one regex
+        # that finds a path no pattern of the spec matches in one search instead of one
+        # search per pattern (see ``_screen``)
+        self._screens: dict[int, list[Any]] = {}
 
-    def load_gitignore(self, directory: Path) -> None:
+    def load_gitignore(self, directory: Path) -> Any | None:
+        """Read ``directory``'s .gitignore; its spec, or None when it has none."""
         path = directory / ".gitignore"
         try:
             if not path.is_file():
-                return
+                return None
             lines = decode_text(path.read_bytes()).splitlines()
         except OSError:
-            return
+            return None
         import pathspec
 
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
         self.specs[directory] = spec
         self._by_parts[_parts_key(directory)] = spec
+        self._screens[id(spec)] = [spec, 0, None]
+        return spec
 
     def load_ancestors(self, start: Path) -> None:
         """The .gitignore files between the repository root and ``start``."""
@@ -100,15 +108,18 @@ class _Ignores:
         for directory in reversed(chain):
             self.load_gitignore(directory)
 
-    def active(self) -> bool:
-        """Whether any pattern can exclude anything (else ``ignored`` is always False)."""
-        return bool(self.specs) or (self.exclude is not None and self.exclude_root is not None)
+    def excluded(self, path: Path | str, is_dir: bool) -> bool:
+        """Whether the config's ``exclude`` matches ``path``."""
+        if self.exclude is None or self.exclude_root is None:
+            return False
+        rel = os.path.relpath(path, self.exclude_root).replace(os.sep, "/")
+        return not rel.startswith("../") and bool(
+            self.exclude.match_file(rel + ("/" if is_dir else ""))
+        )
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
-        if self.exclude is not None and self.exclude_root is not None:
-            rel = os.path.relpath(path, self.exclude_root).replace(os.sep, "/")
-            if not rel.startswith("../") and self.exclude.match_file(rel + ("/" if is_dir else "")):
-                return True
+        if self.excluded(path, is_dir):
+            return True
         if not self._by_parts:
             return False
         # every proper ancestor of ``path`` with a .gitignore, as ``path.relative_to(base)``
@@ -117,11 +128,82 @@ class _Ignores:
         key = _parts_key(path)
         for depth in range(len(parts) - 1, -1, -1):
             spec = self._by_parts.get(key[:depth])
-            if spec is not None and spec.match_file(
-                "/".join(parts[depth:]) + ("/" if is_dir else "")
-            ):
+            if spec is not None and self.matches(spec, "/".join(parts[depth:]), is_dir):
                 return True
         return False
+
+    def chain(self, directory: Path) -> list[tuple[int, Any]]:
+        """The specs that apply below ``directory`` (its own and its ancestors'), each with
+        the length of its directory's path plus a separator: ``sub[length:]`` is the path
+        of a descendant ``sub`` relative to it, as ``ignored`` would join it."""
+        out = []
+        parts = directory.parts
+        key = _parts_key(directory)
+        for depth in range(len(parts), -1, -1):
+            spec = self._by_parts.get(key[:depth])
+            if spec is not None:
+                out.append((_prefix_length(Path(*parts[:depth])), spec))
+        return out
+
+    def matches(self, spec: Any, rel: str, is_dir: bool) -> bool:
+        """``spec.match_file`` of ``rel`` (a "/"-joined relative path), screened first."""
+        from pathspec.util import normalize_file
+
+        file = rel + ("/" if is_dir else "")
+        state = self._screens.get(id(spec))
+        if state is not None:
+            state[1] += 1
+            if state[1] == SCREEN_AFTER:
+                state[2] = _screen(spec)
+            screen = state[2]
+            if screen is not None and screen.search(normalize_file(file)) is None:
+                return False  # no pattern matches: the spec neither ignores nor re-includes it
+        return bool(spec.match_file(file))
+
+
+def _prefix_length(directory: Path) -> int:
+    text = os.fspath(directory)
+    return len(text) if text.endswith(os.sep) else len(text) + len(os.sep)
+
+
+# compiling the joined patterns costs about a hundred plain matches: a .gitignore asked
+# about fewer paths than this (a leaf folder's) is matched pattern by pattern
+SCREEN_AFTER = 64
+_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _screen(spec: Any) -> re.Pattern[str] | None:
+    """One regex that matches a path when any of ``spec``'s patterns does, or None.
+
+    A path none of a spec's patterns matches gets no verdict from it (the last matching
+    pattern decides), which is the case for nearly every directory of a tree: one search of
+    the alternation answers that instead of one search per pattern. Named groups (pathspec
+    marks directory matches with one) become plain groups so the patterns can be joined;
+    anything unusual (backreferences, mixed flags, bytes) keeps the plain per-pattern path.
+    """
+    sources = []
+    flags = None
+    for pattern in getattr(spec, "patterns", ()):
+        regex = getattr(pattern, "regex", None)
+        if getattr(pattern, "include", None) is None or regex is None:
+            continue  # pathspec skips these patterns too
+        source = regex.pattern
+        if not isinstance(source, str) or "(?P=" in source:
+            return None
+        if any(escaped.isdigit() for escaped in _ESCAPE.findall(source)):
+            return None  # a numbered backreference: joining renumbers the groups
+        if flags is None:
+            flags = regex.flags
+        elif regex.flags != flags:
+            return None
+        sources.append("(?:" + _NAMED_GROUP.sub("(?:", source) + ")")
+    if not sources:
+        return None
+    try:
+        return re.compile("|".join(sources), flags or 0)
+    except re.error:
+        return None
 
 
 def _parts_key(path: Path) -> tuple[str, ...]:
@@ -220,10 +302,14 @@ def _search(
     hits = 0
     # paths are strings until something is found: a Path per directory costs more than
     # listing it, and a tree of 10,000 skills has 40,000 directories
-    stack: list[tuple[str, int]] = [(os.fspath(top), 0)]
+    # with each directory, the .gitignore specs that apply below it (``_Ignores.chain``):
+    # a subfolder is matched against those alone, by its path relative to each
+    chain = ignores.chain(top)
+    stack: list[tuple[str, int, list[tuple[int, Any]]]] = [(os.fspath(top), 0, chain)]
     top_text = stack[0][0]
+    excluding = ignores.exclude is not None and ignores.exclude_root is not None
     while stack:
-        directory, depth = stack.pop()
+        directory, depth, chain = stack.pop()
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
@@ -242,11 +328,16 @@ def _search(
         if directory != top_text and _is_virtualenv(directory, names):
             continue
         if respect_gitignore and ".gitignore" in names and directory != top_text:
-            ignores.load_gitignore(Path(directory))
-        if "SKILL.md" in names or any(name.lower() == "skill.md" for name in names):
+            spec = ignores.load_gitignore(Path(directory))
+            if spec is not None:
+                chain = [*chain, (_prefix_length(Path(directory)), spec)]
+        if "SKILL.md" in names or (
+            # the joined names hold "skill.md" whenever one name is a variant of it
+            "skill.md" in "/".join(names).lower()
+            and any(name.lower() == "skill.md" for name in names)
+        ):
             add(top if directory == top_text else Path(directory))
             hits += 1
-        filtering = ignores.active()
         subdirs = []
         for entry in entries:
             if entry.name in DISCOVERY_SKIP_DIRS:
@@ -257,7 +348,9 @@ def _search(
             except OSError:
                 continue
             sub = entry.path
-            if filtering and ignores.ignored(Path(sub), True):
+            if excluding and ignores.excluded(sub, True):
+                continue
+            if chain and _ignored_by(ignores, chain, sub):
                 continue
             if depth + 1 > MAX_DEPTH:
                 result.problems.append(
@@ -270,5 +363,16 @@ def _search(
                 continue
             subdirs.append((entry.name, sub))
         subdirs.sort(reverse=True)
-        stack.extend((sub, depth + 1) for _name, sub in subdirs)
+        stack.extend((sub, depth + 1, chain) for _name, sub in subdirs)
     return hits
+
+
+def _ignored_by(ignores: _Ignores, chain: list[tuple[int, Any]], sub: str) -> bool:
+    """Whether a .gitignore of ``chain`` ignores the directory ``sub``."""
+    for length, spec in chain:
+        rel = sub[length:]
+        if os.sep != "/":
+            rel = rel.replace(os.sep, "/")
+        if ignores.matches(spec, rel, True):
+            return True
+    return False
