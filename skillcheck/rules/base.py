@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, overload
+from typing import Any, ClassVar, Literal, Protocol, Required, TypedDict, Unpack, overload
 
 from skillcheck.source.discover import Discovery
 from skillcheck.source.skill import (
@@ -252,6 +252,22 @@ def _clean(text: str) -> str:
     return textwrap.dedent(text).strip("\n")
 
 
+class RuleFields(TypedDict, total=False):
+    """What a rule declares besides its code, slug, severity, summary and input kind (the
+    ``Rule`` fields of the same names; prose is dedented)."""
+
+    what: Required[str]
+    why: Required[str]
+    bad: Required[str]
+    good: Required[str]
+    options: Sequence[Option]
+    notes: str
+    fixable: bool
+    default_enabled: bool
+    quote_source: bool
+    figures_when: Callable[[Context], bool] | None
+
+
 # one overload per input kind: mypy checks the decorated check against what it declares
 @overload
 def rule(
@@ -260,17 +276,8 @@ def rule(
     severity: Severity,
     summary: str,
     *,
-    what: str,
-    why: str,
-    bad: str,
-    good: str,
-    options: Sequence[Option] = (),
-    notes: str = "",
-    fixable: bool = False,
     reads: Literal[Input.SKILL] = Input.SKILL,
-    default_enabled: bool = True,
-    quote_source: bool = True,
-    figures_when: Callable[[Context], bool] | None = None,
+    **fields: Unpack[RuleFields],
 ) -> Callable[[SkillCheck], SkillCheck]: ...
 @overload
 def rule(
@@ -279,17 +286,8 @@ def rule(
     severity: Severity,
     summary: str,
     *,
-    what: str,
-    why: str,
-    bad: str,
-    good: str,
-    options: Sequence[Option] = (),
-    notes: str = "",
-    fixable: bool = False,
     reads: Literal[Input.COLLECTION],
-    default_enabled: bool = True,
-    quote_source: bool = True,
-    figures_when: Callable[[Context], bool] | None = None,
+    **fields: Unpack[RuleFields],
 ) -> Callable[[CollectionCheck], CollectionCheck]: ...
 @overload
 def rule(
@@ -298,17 +296,8 @@ def rule(
     severity: Severity,
     summary: str,
     *,
-    what: str,
-    why: str,
-    bad: str,
-    good: str,
-    options: Sequence[Option] = (),
-    notes: str = "",
-    fixable: bool = False,
     reads: Literal[Input.DISCOVERY],
-    default_enabled: bool = True,
-    quote_source: bool = True,
-    figures_when: Callable[[Context], bool] | None = None,
+    **fields: Unpack[RuleFields],
 ) -> Callable[[DiscoveryCheck], DiscoveryCheck]: ...
 @overload
 def rule(
@@ -317,17 +306,8 @@ def rule(
     severity: Severity,
     summary: str,
     *,
-    what: str,
-    why: str,
-    bad: str,
-    good: str,
-    options: Sequence[Option] = (),
-    notes: str = "",
-    fixable: bool = False,
     reads: Literal[Input.SUPPRESSIONS],
-    default_enabled: bool = True,
-    quote_source: bool = True,
-    figures_when: Callable[[Context], bool] | None = None,
+    **fields: Unpack[RuleFields],
 ) -> Callable[[SuppressionsCheck], SuppressionsCheck]: ...
 def rule(
     code: str,
@@ -335,17 +315,8 @@ def rule(
     severity: Severity,
     summary: str,
     *,
-    what: str,
-    why: str,
-    bad: str,
-    good: str,
-    options: Sequence[Option] = (),
-    notes: str = "",
-    fixable: bool = False,
     reads: Input = Input.SKILL,
-    default_enabled: bool = True,
-    quote_source: bool = True,
-    figures_when: Callable[[Context], bool] | None = None,
+    **fields: Unpack[RuleFields],
 ) -> Callable[[Any], Any]:
     """Register the decorated check as a rule that reads ``reads``."""
 
@@ -355,24 +326,20 @@ def rule(
         if any(r.slug == slug for r in _REGISTRY.values()):
             raise RuntimeError(f"duplicate rule slug {slug}")
         module = getattr(check, "__module__", "")
+        declared: dict[str, Any] = dict(fields)
+        for prose in ("what", "why", "bad", "good", "notes"):
+            if prose in declared:
+                declared[prose] = _clean(declared[prose])
+        declared["options"] = tuple(declared.get("options", ()))
         _REGISTRY[code] = _KINDS[reads](
             code=code,
             slug=slug,
             severity=severity,
             summary=summary,
-            what=_clean(what),
-            why=_clean(why),
-            bad=_clean(bad),
-            good=_clean(good),
-            options=tuple(options),
-            notes=_clean(notes),
-            fixable=fixable,
             # a module may name its family (a family split over two modules keeps one tag)
             family=getattr(sys.modules.get(module), "FAMILY", None) or module.rsplit(".", 1)[-1],
             check=check,  # the overloads matched its signature to ``reads``
-            default_enabled=default_enabled,
-            quote_source=quote_source,
-            figures_when=figures_when,
+            **declared,
         )
         return check
 
