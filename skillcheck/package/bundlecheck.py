@@ -189,15 +189,22 @@ def _validator() -> Any:
     return _VALIDATOR
 
 
+def _subset_refuses(manifest: Any) -> bool | None:
+    """Whether the subset validator (``schemas.subset``) refuses ``manifest``, in a fraction
+    of jsonschema's time; None when the schema outgrew the subset. It refuses more than
+    jsonschema (integers must be ints, not 1.0 or True)."""
+    try:
+        return bool(validate(manifest, _schema()))
+    except ValueError:
+        return None
+
+
 def _schema_error(manifest: Any) -> tuple[Any, bool]:
     """(jsonschema's best error for ``manifest`` or None, whether the subset validator refused
-    it). The subset validator (``schemas.subset``) answers for a valid manifest in a fraction
-    of jsonschema's time; what it refuses goes to jsonschema for the verdict and the message.
-    It refuses more (integers must be ints, not 1.0 or True), so a manifest jsonschema
-    accepts but it refuses holds such a number."""
-    try:
-        refused = bool(validate(manifest, _schema()))
-    except ValueError:  # the schema outgrew the subset: jsonschema alone decides
+    it). What the subset validator refuses goes to jsonschema for the verdict and the
+    message, so a manifest jsonschema accepts but the subset refuses holds such a number."""
+    refused = _subset_refuses(manifest)
+    if refused is None:  # jsonschema alone decides
         return _best_error(manifest), False
     return (_best_error(manifest) if refused else None), refused
 
@@ -222,8 +229,9 @@ def valid_pack_record(record: Any) -> bool:
     if not all(type(k) is str and type(v) is str for k, v in links.items()):
         return False
     manifest = {"$schema": MANIFEST_SCHEMA, "generator": "skillcheck", "skills": [entry]}
-    error, refused = _schema_error(manifest)  # the subset validator refuses non-int sizes too
-    return error is None and not refused
+    # a refused record is a miss: no message is needed, so jsonschema is not asked for one
+    refused = _subset_refuses(manifest)
+    return not refused if refused is not None else _best_error(manifest) is None
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
