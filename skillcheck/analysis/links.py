@@ -256,7 +256,11 @@ class Mentions:
         self._cache: dict[str, bool] = {}
         # top folders SKILL.md names as folders (`references/` alone in code, "the
         # references folder"): the agent knows to list them
-        self.folders = {m.group("a") or m.group("b") for m in _FOLDER_NAMED.finditer(self.text)}
+        self.folders = {
+            word
+            for word, named in _FOLDER_NAMED.items()
+            if word in self.text and named.search(self.text)
+        }
 
     def _written(self, rel: str, text: str, directory: bool = False) -> bool:
         return written_as_path(rel.lower(), text, directory)
@@ -285,10 +289,16 @@ class Mentions:
         return found
 
 
-_FOLDER_NAMED = re.compile(
-    r"`(?P<a>scripts|references|assets)/?`(?!\w)"
-    r"|\b(?P<b>scripts|references|assets)/?`?\s+(?:directory|folder|dir)\b"
-)
+# `word/` alone in code, or "word/ folder": each word's pattern starts with the word itself, so
+# `re` skips to its occurrences (as one alternation starting with `\b` it was tried at every
+# position of the text: 9x slower on real SKILL.md files). The lookbehinds restate "`" and
+# `\b` before the word.
+_FOLDER_NAMED = {
+    word: re.compile(
+        rf"{word}(?:(?<=`{word})/?`(?!\w)|(?<!\w{word})/?`?\s+(?:directory|folder|dir)\b)"
+    )
+    for word in ("scripts", "references", "assets")
+}
 
 
 @dataclass
