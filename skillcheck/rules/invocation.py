@@ -223,12 +223,13 @@ def interactive_script(skill: Skill, ctx: Context) -> Iterator[Finding]:
         if language is None:
             continue
         text = read_text(skill, entry)
-        if text is None or _NON_INTERACTIVE.search(text):
+        words = _PROMPT_WORDS[language]
+        # the words first: most scripts ask nothing, and `in` is far cheaper than the scan
+        if text is None or not any(word in text for word in words):
+            continue
+        if _NON_INTERACTIVE.search(text):
             continue
         pattern = {"python": _PY_PROMPT, "shell": _SH_PROMPT, "javascript": _JS_PROMPT}[language]
-        words = _PROMPT_WORDS[language]
-        if not any(word in text for word in words):
-            continue
         count = 0
         for number, line in enumerate(text.split("\n"), start=1):
             if not any(word in line for word in words):

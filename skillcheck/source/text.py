@@ -168,6 +168,8 @@ def lf_lines(text: str) -> list[str]:
     """Lines broken on LF only, a CRLF's CR dropped: how the Markdown reader numbers the lines
     of files other than SKILL.md (a lone CR stays inside its line)."""
     lines = text.split("\n")
+    if "\r" not in text:  # almost every file: no per-line work
+        return lines
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
