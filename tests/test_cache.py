@@ -825,12 +825,12 @@ def test_damaged_summary_json_raises_only_what_the_cache_catches(summary, data) 
         from_json(value)
 
 
-def test_collection_result_is_kept_beside_a_skill_the_cache_never_keeps(
+def test_a_skill_md_symlinked_from_elsewhere_is_cached_and_follows_its_file(
     project: Path, settled: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A skill whose SKILL.md is a symlink to a file outside it (elsewhere in the linted
-    tree) is checked on every run; the collection rules' result is still reused while every
-    summary is as it was, and follows a change to that skill's SKILL.md."""
+    tree) is taken from the cache while that file is as it was, and so is the collection
+    rules' result; a change to the file is checked, as without cache."""
     from skillcheck.engine import runner
 
     made = generate(project / "skills", 6)
@@ -851,7 +851,7 @@ def test_collection_result_is_kept_beside_a_skill_the_cache_never_keeps(
     first = run(cache, "json")
     assert calls == [6]
     again = run(cache, "json")
-    assert again[2] == Counter(cached=5, checked=1)
+    assert again[2] == Counter(cached=6)
     assert again[:2] == first[:2]
     assert calls == [6]  # taken from collection.json
 
@@ -859,6 +859,30 @@ def test_collection_result_is_kept_beside_a_skill_the_cache_never_keeps(
     text = outside.read_text(encoding="utf-8")
     outside.write_text(text.replace(f"name: {made[0].name}", f"name: {made[1].name}"))
     dup = run(cache, "json")
+    assert dup[2] == Counter(cached=5, checked=1)
     assert calls == [6, 6]
     assert "SK801" in {code for _skill, code in codes_by_skill(dup[1])}
     assert dup[:2] == run(None, "json")[:2]
+
+
+def test_a_symlinked_skill_md_hit_depends_on_the_trees_the_run_may_read(
+    project: Path, settled: None
+) -> None:
+    """Whether a SKILL.md linked from outside the skill is read depends on the linted
+    trees (outside them it is an error): a cache entry made with the file readable never
+    answers for a run where it is not, and the other way round."""
+    made = generate(project / "skills", 2)
+    (project / "shared").mkdir()
+    source = project / "shared" / "source.md"
+    source.write_bytes((made[0] / "SKILL.md").read_bytes())
+    (made[0] / "SKILL.md").unlink()
+    (made[0] / "SKILL.md").symlink_to(source)
+    cache = project / "cache"
+    both = ("skills", "shared")
+    readable = run(cache, "json", both)
+    assert run(cache, "json", both)[2] == Counter(cached=2)
+    alone = run(cache, "json")  # shared/ is not linted: the link leads outside
+    assert alone[:2] == run(None, "json")[:2] != readable[:2]
+    assert alone[2] == Counter(cached=1, checked=1)
+    assert run(cache, "json")[2] == Counter(cached=2)
+    assert run(cache, "json", both)[:2] == readable[:2]

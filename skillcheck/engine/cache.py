@@ -14,8 +14,10 @@ input is what it was when it was computed (``collection.json``).
 An entry is used when the skill's files are unchanged:
 
 - **identity**: the lstat of every entry under the skill (size, mode, mtime, ctime, inode,
-  link target) matches. Entries written while a file was younger than two seconds never match
-  on identity (a same-tick edit could go unseen, as git's "racily clean" entries), and
+  link target) matches, and for a SKILL.md symlinked from elsewhere, the stat of the file it
+  leads to and whether the run's trees let it be read there. Entries written while a file
+  was younger than two seconds never match on identity (a same-tick edit could go unseen,
+  as git's "racily clean" entries), and
 - **content**, when identity differs (a fresh checkout, a ``touch``): the listing matches
   without times, and every file the rules read has the same BLAKE2 digest as when the entry
   was made. The rules are deterministic, so equal inputs give equal results; files no rule
@@ -41,7 +43,7 @@ from typing import Any
 from skillcheck import __version__
 from skillcheck.engine.summary import diagnostic_from_json, diagnostic_to_json, from_json, to_json
 from skillcheck.source.atomic import write_atomic
-from skillcheck.source.load import read_file
+from skillcheck.source.load import is_within, read_file
 from skillcheck.source.skill import Skill, SkillSummary
 
 FORMAT = 1
@@ -168,10 +170,30 @@ def _links(entries: list[Any]) -> list[tuple[str, str, bool]]:
     ]
 
 
-def identity(listing: Listing) -> str:
-    """The listing with every entry's lstat identity (times and inode included)."""
+def _linked_skill_md(entries: list[Any], trees: tuple[str, ...]) -> list[Any]:
+    """For a SKILL.md that is a symlink: the stat of the file it leads to (read from outside
+    the skill, so no other entry shows its changes) and whether this run may read it there
+    (inside the skill or the linted trees, ``load.load_skill``); [] for any other skill."""
+    for e in entries:
+        if e[1] == "symlink" and "/" not in e[0] and e[0].lower() == "skill.md":
+            try:
+                info = os.stat(e[8])
+            except OSError:
+                return [None]  # dangling or looping: the listing's link target says which
+            real = Path(os.path.realpath(e[8]))
+            root = Path(os.path.realpath(os.path.dirname(e[8])))
+            readable = is_within(real, root) or any(is_within(real, Path(t)) for t in trees)
+            times = [info.st_mtime_ns, info.st_ctime_ns]
+            return [[info.st_size, info.st_mode, *times, info.st_ino, readable]]
+    return []
+
+
+def identity(listing: Listing, trees: tuple[str, ...] = ()) -> str:
+    """The listing with every entry's lstat identity (times and inode included), and the
+    identity of a symlinked SKILL.md's file as this run reads it."""
     entries, errors = listing
-    return _text_digest(([e[:8] for e in entries], _links(entries), errors))
+    linked = _linked_skill_md(entries, trees)
+    return _text_digest(([e[:8] for e in entries], _links(entries), errors, *linked))
 
 
 def shape(listing: Listing) -> str:
@@ -268,9 +290,10 @@ def same_content(skill: Skill, record: dict[str, Any]) -> bool:
 class ResultCache:
     """One run's view of the cache directory: entries for the run key."""
 
-    def __init__(self, directory: Path, key: str) -> None:
+    def __init__(self, directory: Path, key: str, trees: tuple[str, ...] = ()) -> None:
         self.directory = Path(directory)
         self.key = key
+        self.trees = trees  # the linted directories: a SKILL.md linked into them is read
         self.folder = self.directory / key
         self.started_ns = time.time_ns()
         self.writable = True
@@ -312,7 +335,8 @@ class ResultCache:
         record = self.load(root)
         if record is None:
             return None, None
-        if record.get("identity") is not None and record["identity"] == identity(listing):
+        held = record.get("identity")
+        if held is not None and held == identity(listing, self.trees):
             if extra is not None:
                 held = record.get("extra")
                 if type(held) is not list or len(held) != 2 or held[0] != extra:
@@ -360,9 +384,12 @@ class ResultCache:
 
     def _identity_unless_racy(self, listing: Listing) -> str | None:
         newest = max((max(e[5], e[6]) for e in listing[0]), default=0)
+        for linked in _linked_skill_md(listing[0], self.trees):
+            if linked is not None:  # the linked file's own times
+                newest = max(newest, linked[2], linked[3])
         if newest >= self.started_ns - RACY_NS:
             return None  # changed too recently for its timestamps to prove the next change
-        return identity(listing)
+        return identity(listing, self.trees)
 
     def store(self, root: Path, record: dict[str, Any]) -> None:
         """Write one entry; any failure only means the next run checks the skill again."""

@@ -131,7 +131,7 @@ class Checker:
         self.extra = spec.extra
         self.cache = None
         if spec.cache_dir is not None and spec.cache_key is not None:
-            self.cache = ResultCache(spec.cache_dir, spec.cache_key)
+            self.cache = ResultCache(spec.cache_dir, spec.cache_key, spec.trees)
             self.cache.started_ns = spec.started_ns
         # skills checked in this process, by root, when the caller keeps them
         self.kept: dict[Path, Skill] | None = {} if keep else None
@@ -171,8 +171,7 @@ class Checker:
         digest = None
         if cache is not None or self.inputs:
             summary.inputs = inputs_of(skill)
-            # a SKILL.md read from outside the skill is not in the inputs the cache compares
-            if cache is not None and skill.skill_md_target is None:
+            if cache is not None:
                 record = cache.record(
                     skill, summary, summary.inputs, self.figures, self._named(extra)
                 )
@@ -262,20 +261,15 @@ class CheckRun:
         listing = entry = None
         if self.cache is not None:
             listing = scan(root)
-            if _skill_md_linked(listing[0]):
-                # a symlinked SKILL.md may be read from outside the skill, where the cache
-                # does not look for changes: always checked
-                hit, entry = None, None
-            else:
-                extra = self.spec.extra
-                hit, entry = self.cache.lookup(
-                    root, listing, self.figures, None if extra is None else extra.name
-                )
-                value = None
-                if hit is not None and extra is not None:
-                    value = entry["extra"][1]  # type: ignore[index]
-                    if extra.valid is not None and not extra.valid(value):
-                        hit = None  # checked by content: derived again
+            extra = self.spec.extra
+            hit, entry = self.cache.lookup(
+                root, listing, self.figures, None if extra is None else extra.name
+            )
+            value = None
+            if hit is not None and extra is not None:
+                value = entry["extra"][1]  # type: ignore[index]
+                if extra.valid is not None and not extra.valid(value):
+                    hit = None  # checked by content: derived again
             if hit is not None:  # its display root is this run's: the run key has the cwd
                 assert entry is not None
                 hit.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
@@ -379,13 +373,6 @@ class CheckRun:
         return Checked(summaries, loaded, self.how, self.cache, inputs, self.figures, extras)
 
 
-def _skill_md_linked(entries: list[Any]) -> bool:
-    """Whether a skill's listing (``load.scan``) has its SKILL.md as a symlink."""
-    return any(
-        e[1] == "symlink" and "/" not in e[0] and e[0].lower() == "skill.md" for e in entries
-    )
-
-
 def _load_again(summary: SkillSummary, trees: tuple[str, ...] = ()) -> Skill:
 
     return load_skill(summary.root, summary.display_root, trees=trees)
@@ -406,8 +393,8 @@ def collection_diagnostics(checked: Checked, rules: list[Rule], ctx: Context) ->
         return check_collection(checked.summaries, rules, ctx)
 
     # the groups come from the folders around each skill (a plugin.json), not its files;
-    # a skill without a cached input (a SKILL.md linked from outside it, always checked)
-    # counts by its summary, which is all the collection rules read of it
+    # a skill without an input digest (its entry could not be made) counts by its summary,
+    # which is all the collection rules read of it
     inputs = [
         (str(s.root), s.display_root, digest or summary_digest(s), load_group(s.root))
         for s, digest in zip(checked.summaries, checked.inputs, strict=True)
