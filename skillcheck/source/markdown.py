@@ -266,6 +266,26 @@ def _parser() -> Any:
     return _PARSER
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _parseable(lines: list[str]) -> str:
+    """The text of ``lines`` as the parser is given it, each character at its column.
+
+    A lone CR would end a line to the parser but not to our line numbers (it reads as a
+    space); NUL reads as U+FFFD (CommonMark 2.3), and so does a lone surrogate (from a
+    file decoded with surrogateescape), which UTF-8 cannot carry.
+    """
+    text = "\n".join(lines)
+    if "\r" in text:
+        text = text.replace("\r", " ")
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    if not text.isascii():
+        text = _SURROGATE.sub("\ufffd", text)
+    return text
+
+
 class _Source:
     """The parsed text as UTF-8 (what the parser's ranges count) and byte offset -> position.
 
@@ -273,14 +293,14 @@ class _Source:
     prefix, unless the text is ASCII (then byte and character offsets are the same).
     """
 
-    def __init__(self, text: str, lines: list[str], first_line: int) -> None:
-        self.data = text.encode("utf-8", "surrogatepass")
+    def __init__(self, text: str, first_line: int) -> None:
+        self.data = text.encode()
         self.ascii = len(self.data) == len(text)
         self.first_line = first_line
         starts = [0]
         total = 0
-        for line in lines:
-            total += (len(line) if self.ascii or line.isascii() else len(line.encode())) + 1
+        for line in self.data.split(b"\n"):
+            total += len(line) + 1
             starts.append(total)
         self.starts = starts
 
@@ -401,7 +421,7 @@ def _destination(data: bytes, at: int, end: int) -> tuple[int, int] | None:
     return None if depth else (at, i)
 
 
-def _label(label: str) -> str:
+def reference_label(label: str) -> str:
     """A reference label normalised for matching (whitespace collapsed, case folded)."""
     return " ".join(label.split()).lower().upper()
 
@@ -438,14 +458,8 @@ def parse(lines: list[str], first_line: int = 1) -> Markdown:
     result = Markdown(_first_line=first_line)
     lines, result.truncated = truncate_lines(lines)
     result._lines = lines
-    text = "\n".join(lines)
-    # a lone CR would end a line to the parser but not to our line numbers; NUL reads as
-    # U+FFFD (CommonMark 2.3): both keep every character's column
-    if "\r" in text:
-        text = text.replace("\r", " ")
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-    source = _Source(text, lines, first_line)
+    text = _parseable(lines)
+    source = _Source(text, first_line)
     result._source = source
     if has_colon_after_bracket(text):
         _definitions(source, text, result)
@@ -631,10 +645,8 @@ def text_blocks(lines: list[str]) -> list[tuple[bool, int, int]]:
     """(is HTML, first line index, end line index) of each block of ``lines`` that holds text
     rather than code: HTML blocks, and the inline text of paragraphs, headings and list items
     (a tight item's text, which comes without a paragraph, by the lines its events cover)."""
-    text = "\n".join(lines)
-    if "\r" in text:
-        text = text.replace("\r", " ")
-    source = _Source(text, lines, 0)
+    text = _parseable(lines)
+    source = _Source(text, 0)
     out: list[tuple[bool, int, int]] = []
     depth = 0  # inside a paragraph, heading, code block or HTML block
     for event, where in _parser().events_with_range(text):
@@ -683,7 +695,7 @@ def _link(source: _Source, frame: list[Any], image: bool, links: list[Link]) -> 
         if kind == "Collapsed" and source.data[end : end + 2] == b"[]":
             end += 2  # the parser's range stops before the "[]"
         span = Span(source.pos(start), source.pos(end))
-        label = _label(info["id"]) if info["id"] else None
+        label = reference_label(info["id"]) if info["id"] else None
         links.append(Link("reference", info["dest_url"], span, span.start, label=label))
 
 
