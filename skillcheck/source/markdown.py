@@ -421,27 +421,63 @@ def _destination(data: bytes, at: int, end: int) -> tuple[int, int] | None:
     return None if depth else (at, i)
 
 
-def reference_label(label: str) -> str:
+def _reference_label(label: str) -> str:
     """A reference label normalised for matching (whitespace collapsed, case folded)."""
     return " ".join(label.split()).lower().upper()
 
 
-def _definitions(source: _Source, text: str, result: Markdown) -> None:
-    """Reference definitions ``[label]: dest``, each with where its destination is written."""
+def _definitions(source: _Source, text: str, result: Markdown) -> bool:
+    """Reference definitions ``[label]: dest``, each with where its destination is written;
+    whether the text may hold more (a repeated label, which the parser does not report)."""
+    found = _parser().reference_definitions(text)
+    for definition in found.values():
+        _definition(source, definition, definition["span"]["start"], result)
+    return bool(found) and text.count("]:") > len(found)
+
+
+def _definition(source: _Source, definition: Any, start: int, result: Markdown) -> None:
+    """The definition the parser read at byte ``start``, with where its destination is."""
     data = source.data
-    for found in _parser().reference_definitions(text).values():
-        start, end = found["span"]["start"], found["span"]["end"]
-        at = start + 1
-        while at < end and data[at] != 0x5D:  # the label ends at the first unescaped "]"
-            at += 2 if data[at] == 0x5C else 1
-        if at >= end:
+    end = start + definition["span"]["end"] - definition["span"]["start"]
+    at = start + 1
+    while at < end and data[at] != 0x5D:  # the label ends at the first unescaped "]"
+        at += 2 if data[at] == 0x5C else 1
+    if at >= end:
+        return
+    where = _destination(data, _skip_space(source, at + 2, end), end)
+    if where is None:
+        return
+    span = Span(source.pos(where[0]), source.pos(where[1]))
+    label = source.text(start + 1, at)
+    result.links.append(Link("definition", definition["dest"], span, source.pos(start), label))
+
+
+# a line that may start with a reference definition: container markers, then "[label]:"
+_DEFINITION_LINE = re.compile(
+    rb"^[ \t>]*(?:(?:[-+*]|[0-9]{1,9}[.)])[ \t>]+)*(\[)(?:[^\]\\\n]|\\.){1,999}\]:", re.MULTILINE
+)
+
+
+def _repeated_definitions(
+    source: _Source, covered: list[tuple[int, int]], result: Markdown
+) -> None:
+    """Definitions of a label defined before: CommonMark reads them as definitions (the
+    first one wins), but the parser reports only the first. A line that starts like one
+    and lies outside every paragraph, heading, code and HTML block is one; its text alone
+    gives its destination."""
+    known = {link.start for link in result.links if link.kind == "definition"}
+    covered.sort()
+    begins = [begin for begin, _ in covered]
+    data = source.data
+    for match in _DEFINITION_LINE.finditer(data):
+        start = match.start(1)
+        i = bisect.bisect_right(begins, start) - 1
+        if (i >= 0 and start < covered[i][1]) or source.pos(start) in known:
             continue
-        label = source.text(start + 1, at)
-        where = _destination(data, _skip_space(source, at + 2, end), end)
-        if where is None:
-            continue
-        span = Span(source.pos(where[0]), source.pos(where[1]))
-        result.links.append(Link("definition", found["dest"], span, source.pos(start), label))
+        line = data[start : source.line_end(source.index(start))].decode("utf-8", "replace")
+        for definition in _parser().reference_definitions(line).values():
+            _definition(source, definition, start, result)
+            break
 
 
 _INLINE_EVENTS = frozenset(("Text", "Code", "InlineHtml"))
@@ -461,8 +497,8 @@ def parse(lines: list[str], first_line: int = 1) -> Markdown:
     text = _parseable(lines)
     source = _Source(text, first_line)
     result._source = source
-    if has_colon_after_bracket(text):
-        _definitions(source, text, result)
+    repeated = has_colon_after_bracket(text) and _definitions(source, text, result)
+    covered: list[tuple[int, int]] = []  # code and HTML blocks, if definitions may repeat
     data = source.data
     links = result.links
     slugger = Slugger()
@@ -529,6 +565,8 @@ def parse(lines: list[str], first_line: int = 1) -> Markdown:
                     block = [start, start, quotes, []]
                 elif value == "HtmlBlock":
                     html = []
+                    if repeated:
+                        covered.append((start, end))
                 elif value == "Item":
                     items += 1
                 continue
@@ -545,6 +583,8 @@ def parse(lines: list[str], first_line: int = 1) -> Markdown:
             elif tag == "BlockQuote":
                 quotes += 1
             elif tag == "CodeBlock":
+                if repeated:
+                    covered.append((start, end))
                 kind = value[tag]
                 fenced = kind != "Indented"
                 info = ""
@@ -634,6 +674,9 @@ def parse(lines: list[str], first_line: int = 1) -> Markdown:
             if end > start and data[end - 1] == 0x0A:
                 end -= 1
             html.append((start, end))
+    if repeated:
+        covered += [(block[0], block[1]) for block in result._pending]
+        _repeated_definitions(source, covered, result)
     links.sort(key=lambda link: (link.start, link.span.start))
     return result
 
@@ -695,7 +738,7 @@ def _link(source: _Source, frame: list[Any], image: bool, links: list[Link]) -> 
         if kind == "Collapsed" and source.data[end : end + 2] == b"[]":
             end += 2  # the parser's range stops before the "[]"
         span = Span(source.pos(start), source.pos(end))
-        label = reference_label(info["id"]) if info["id"] else None
+        label = _reference_label(info["id"]) if info["id"] else None
         links.append(Link("reference", info["dest_url"], span, span.start, label=label))
 
 

@@ -19,8 +19,7 @@ reads the same line by line as in CommonMark's block-then-inline reading:
   titles) and brackets balanced and not nested (every bracket pairs with one link or
   ``[text]``);
 - reference definitions ``[label]: dest`` alone on a line at the margin, at the start of
-  a block, with a plain destination and no title, each label defined once (the parser
-  reports only the first of repeated definitions); ``[text]`` is taken as text only when
+  a block, with a plain destination and no title; ``[text]`` is taken as text only when
   nothing is defined;
 - ATX headings at the margin whose text holds no inline markup that changes it
   (``_HEADING_MARKUP``) and no odd whitespace, and no line that could be a setext
@@ -55,7 +54,6 @@ from skillcheck.source.markdown import (
     Markdown,
     for_body,
     for_file,
-    reference_label,
     text_of,
     truncate_lines,
 )
@@ -163,7 +161,6 @@ class _Text:
         self.outside = outside  # and code spans removed
         self.scan = "\n" + text  # for the line searches below: every line follows a "\n"
         self.definitions = False
-        self.labels: set[str] = set()  # the definitions' labels, normalised
 
     @classmethod
     def of(cls, lines: list[str]) -> _Text | None:
@@ -298,10 +295,6 @@ class _Text:
         below = _line_at(text, end + 1).lstrip(" \t")[:1] if end < len(text) else ""
         if definition is None or below in ("'", '"', "("):
             return None  # a title, possibly on the next line
-        label = reference_label(definition.group(1))
-        if label in self.labels:
-            return None  # a repeated label: the parser reports only the first definition
-        self.labels.add(label)
         dest_start, dest_end = definition.span(2)
         self.definitions = True
         return Link(
