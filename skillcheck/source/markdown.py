@@ -515,7 +515,7 @@ def parse(lines: list[str], first_line: int = 1) -> Markdown:
     code_info: tuple[int, bool, str] = (0, False, "")
     code_end = -1
     html: list[tuple[int, int]] | None = None  # the open HTML block's lines
-    for event, where in _parser().events_with_range(text):
+    for event, where in _parser().events_with_range(text, merge_text=True):
         start = where["start"]
         end = where["end"]
         if event.__class__ is str:  # SoftBreak, HardBreak, Rule
@@ -692,7 +692,7 @@ def text_blocks(lines: list[str]) -> list[tuple[bool, int, int]]:
     source = _Source(text, 0)
     out: list[tuple[bool, int, int]] = []
     depth = 0  # inside a paragraph, heading, code block or HTML block
-    for event, where in _parser().events_with_range(text):
+    for event, where in _parser().events_with_range(text, merge_text=True):
         if event.__class__ is str:
             continue
         key = next(iter(event))
