@@ -119,8 +119,8 @@ def build_huge(case: Path) -> None:
 
 
 # After the deep block, a broken link at the top level: the nesting must neither crash the
-# parser nor hide what follows it (pulldown-cmark has no nesting limit: the nest is read
-# in linear time, so the link inside it may be reported too).
+# parser nor hide what follows it (the parser has no nesting limit and reads the nest in
+# linear time: the link inside it is reported too).
 TAIL = "\n\nThen read [the guide](references/missing.md).\n"
 
 
