@@ -286,11 +286,18 @@ def _parseable(lines: list[str]) -> str:
     return text
 
 
+# UTF-8 continuation bytes: a byte string's length without them is its number of characters
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_BLOCK = 1024  # bytes between two known columns on a long non-ASCII line
+
+
 class _Source:
     """The parsed text as UTF-8 (what the parser's ranges count) and byte offset -> position.
 
-    Columns count code points: a byte offset is turned into one by decoding its line's
-    prefix, unless the text is ASCII (then byte and character offsets are the same).
+    Columns count code points: the characters of a line before a byte offset are counted,
+    unless the text is ASCII (then byte and character offsets are the same); on a long line
+    from the nearest of the columns known every ``_BLOCK`` bytes, so that a line holding
+    thousands of links is not counted again for each.
     """
 
     def __init__(self, text: str, first_line: int) -> None:
@@ -303,6 +310,7 @@ class _Source:
             total += len(line) + 1
             starts.append(total)
         self.starts = starts
+        self._blocks: dict[int, list[int]] = {}  # line index -> column at each block start
 
     def index(self, offset: int) -> int:
         """The index (in the parsed lines) of the line holding byte ``offset``."""
@@ -310,12 +318,31 @@ class _Source:
 
     def pos(self, offset: int) -> Pos:
         i = bisect.bisect_right(self.starts, offset) - 1
-        column = offset - self.starts[i]
+        start = self.starts[i]
+        column = offset - start
         if not self.ascii and column:
-            head = self.data[self.starts[i] : offset]
-            if not head.isascii():
-                column = len(head.decode("utf-8", "replace"))
+            data = self.data
+            if column > _BLOCK:
+                blocks = self._blocks.get(i)
+                if blocks is None:
+                    blocks = self._blocks[i] = self._columns(i)
+                block = column // _BLOCK
+                begin = start + block * _BLOCK
+                column = blocks[block] + len(data[begin:offset].translate(None, _CONTINUATION))
+            else:
+                head = data[start:offset]
+                if not head.isascii():
+                    column = len(head.translate(None, _CONTINUATION))
         return Pos(i + self.first_line, column + 1)
+
+    def _columns(self, index: int) -> list[int]:
+        """The column (0-based) of each ``_BLOCK``-th byte of line ``index``."""
+        data = self.data
+        out = [0]
+        for begin in range(self.starts[index], self.line_end(index), _BLOCK):
+            chunk = data[begin : begin + _BLOCK]
+            out.append(out[-1] + len(chunk.translate(None, _CONTINUATION)))
+        return out
 
     def text(self, begin: int, end: int) -> str:
         return self.data[begin:end].decode("utf-8", "replace")
