@@ -547,7 +547,7 @@ def parse(lines: list[str], first_line: int = 1) -> Markdown:
         end = where["end"]
         if event.__class__ is str:  # SoftBreak, HardBreak, Rule
             if event == "Rule":
-                if block is not None and loose:
+                if loose is not None:
                     result._pending.append(block)
                     block = loose = None
                 continue
