@@ -548,7 +548,7 @@ def parse(lines: list[str], first_line: int = 1) -> Markdown:
         if event.__class__ is str:  # SoftBreak, HardBreak, Rule
             if event == "Rule":
                 if loose is not None:
-                    result._pending.append(block)
+                    result._pending.append(loose)
                     block = loose = None
                 continue
             if block is not None:
