@@ -75,7 +75,7 @@ def _instrument() -> None:
         object.__setattr__(rule, "check", _timed_rule(name, rule.check))
     # module attributes the callers look up at call time
     load.load_skill = _timed("stage: load a skill (list and read)", load.load_skill)
-    markdown.parse = _timed("primitive: parse Markdown (markdown-it)", markdown.parse)
+    markdown.parse = _timed("primitive: parse Markdown (pyromark)", markdown.parse)
     tokens._estimate = _timed("primitive: estimate tokens", tokens._estimate)
     report.render = _timed("stage: render the report", report.render)
 

@@ -23,7 +23,7 @@ from skillcheck.source.anchors import slugify
 # what a clean skill never needs: the Markdown parser (its raw text shows nothing a link rule
 # could report), gitignore matching (no ignore file), JSON Schema (no frontmatter-schema),
 # near-miss suggestions (no misspelt key) and the fixer (no --fix)
-NOT_NEEDED = ("markdown_it", "pathspec", "jsonschema", "difflib", "skillcheck.fix")
+NOT_NEEDED = ("pyromark", "pathspec", "jsonschema", "difflib", "skillcheck.fix")
 
 _PROBE = r"""
 import json, sys
@@ -78,7 +78,7 @@ def test_a_broken_link_is_reported_parsed_only_when_the_scan_cannot_read_it(
             "lint", "--isolated", str(skill / "SKILL.md"), cwd=tmp_path
         )
         assert "SK501" in out and "references/apl.md" in out
-        assert ("markdown_it" in modules) is parsed
+        assert ("pyromark" in modules) is parsed
 
 
 ASCII = st.text(st.characters(min_codepoint=0, max_codepoint=127), max_size=40)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import write_skill
 
-HEAVY = ("yaml", "jsonschema", "markdown_it")
+HEAVY = ("yaml", "jsonschema", "pyromark")
 
 # load the console script's entry point by its metadata, call it, then list sys.modules
 _PROBE = r"""

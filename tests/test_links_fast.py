@@ -1,4 +1,4 @@
-"""The cheap link and heading scan agrees with markdown-it on every text it accepts.
+"""The cheap link and heading scan agrees with the parse on every text it accepts.
 
 ``outline.fast_outline`` and ``outline.fast_links`` read the common shape of skill Markdown
 without the parser, and give up (None) on anything where a scan could be wrong. The property

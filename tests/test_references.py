@@ -126,6 +126,31 @@ def test_positions_in_tables_lists_quotes_and_after_wide_characters(tmp_path):
     )
 
 
+def test_positions_of_repeated_definitions_split_links_and_deep_nests(tmp_path):
+    # the parser reports only the first definition of a label: a repeated one (dead text to
+    # a renderer, but still a definition) is found by its line; one in code is code
+    body = (
+        "\n# PDF tools\n\n"
+        "[guide]: references/first-gone.md\n[GUIDE]: references/second-gone.md\n\n"
+        "See [the guide][] and [the guide][guide].\n\n"
+        "```\n[guide]: references/in-code.md\n```\n\n"
+        "> A quote with [a split link](\n> references/split-gone.md) in it.\n\n"
+        + "> " * 30
+        + "- " * 30
+        + "[deep](references/deep-gone.md) ünïcödé\n"
+    )
+    path = skill(tmp_path, body)
+    text = (path / "SKILL.md").read_text(encoding="utf-8")
+    assert diagnostics(path, "SK501") == sorted(
+        [
+            ("SKILL.md", *where(text, "references/first-gone.md"), "SK501"),
+            ("SKILL.md", *where(text, "references/second-gone.md"), "SK501"),
+            ("SKILL.md", *where(text, "references/split-gone.md"), "SK501"),
+            ("SKILL.md", *where(text, "references/deep-gone.md"), "SK501"),
+        ]
+    )
+
+
 def test_links_in_other_markdown_files_resolve_from_that_file(tmp_path):
     path = skill(
         tmp_path,

@@ -252,6 +252,7 @@ PATHOLOGICAL: dict[str, tuple[str, Callable[[int], str]]] = {
     "html-attributes": ("SKILL.md", lambda n: "<a " + "a=b " * (n // 4) + "\n"),
     "html-hrefs": ("SKILL.md", lambda n: "<a href=" * (n // 8)),
     "list-markers": ("SKILL.md", lambda n: "- " * (n // 2) + "x\n"),
+    "deep-quotes": ("SKILL.md", lambda n: "> " * (n // 2) + "[a](b.md)\n"),
     "toc-items": ("SKILL.md", lambda n: "Contents\n\n- " + "](#a" * (n // 4) + "\n"),
     "reference-comments": ("references/r.md", lambda n: "<!--" * (n // 4)),
     "reference-mentions": ("references/r.md", lambda n: "scripts/b.py " * (n // 13)),
@@ -299,6 +300,36 @@ def test_every_rule_is_linear_on_pathological_input(tmp_path: Path, case: str) -
     large = _check_time(tmp_path, rel, make(4 * n))
     # linear gives ~4x, quadratic 16x; the constant absorbs noise on fast inputs
     assert large <= 8 * small + 0.5, f"{case}: {small:.3f}s at {n}, {large:.3f}s at {4 * n}"
+
+
+# Markdown the parser reads where a position mapping or a definition pass could grow faster
+# than the text: columns after wide characters on one long line, repeated definitions (read
+# beside the parser), deep nests
+MARKDOWN_PATHOLOGICAL: dict[str, Callable[[int], str]] = {
+    "wide-line-of-links": lambda n: "[é](references/q.md) `ü` 表 <b id=x> " * (n // 36),
+    "repeated-definitions": lambda n: "[a]: b.md\n" * (n // 10) + "[a]\n",
+    "repeated-definitions-in-items": lambda n: "- [a]: b.md\n  > [A]: c.md\n" * (n // 26),
+    "deep-quotes-and-lists": lambda n: "> - " * (n // 4) + "[a](b.md) é\n",
+    "open-brackets": lambda n: "[" * n + "](b.md)\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(MARKDOWN_PATHOLOGICAL))
+def test_markdown_parse_is_linear(case: str) -> None:
+    from skillcheck.source import markdown
+
+    def cost(n: int) -> float:
+        lines = MARKDOWN_PATHOLOGICAL[case](n).split("\n")
+        best = float("inf")
+        for _ in range(2):
+            started = time.process_time()
+            parsed = markdown.parse(lines)
+            assert parsed.segments is not None  # computed on demand: time them too
+            best = min(best, time.process_time() - started)
+        return best
+
+    small, large = cost(60_000), cost(240_000)
+    assert large <= 8 * small + 0.2, f"{case}: {small:.3f}s at 60,000, {large:.3f}s at 240,000"
 
 
 # --- 6. one skill's bad input never aborts the run -----------------------------------------

@@ -119,8 +119,8 @@ def build_huge(case: Path) -> None:
 
 
 # After the deep block, a broken link at the top level: the nesting must neither crash the
-# parser nor hide what follows it. (markdown-it stops nesting at 20 levels and drops what is
-# deeper, so the link inside the nest is not expected to be reported.)
+# parser nor hide what follows it (the parser has no nesting limit and reads the nest in
+# linear time: the link inside it is reported too).
 TAIL = "\n\nThen read [the guide](references/missing.md).\n"
 
 

@@ -83,6 +83,24 @@ def test_a_suppression_shown_as_code_does_not_act(tmp_path: Path) -> None:
     ]
 
 
+def test_suppressions_in_list_items_act_and_code_in_them_does_not(tmp_path: Path) -> None:
+    body = (
+        "# Steps\n"  # 5
+        "\n"  # 6
+        "- First <!-- skillcheck-disable-next-line SK501 -->\n"  # 7: a tight item's text
+        "- See [a](missing.md).\n"  # 8: silenced
+        "- Then:\n"  # 9
+        "  ```\n"  # 10
+        "  <!-- skillcheck-disable SK501 -->\n"  # 11: code in an item
+        "  ```\n"  # 12
+        "  > <!-- skillcheck-disable-next-line SK501 -->\n"  # 13: in a quote in the item
+        "  > See [c](lost.md).\n"  # 14: silenced
+        "- See [b](gone.md).\n"  # 15: reported
+    )
+    _skill(tmp_path, body)
+    assert _found("--isolated", ".", cwd=tmp_path) == [("pdf-tools/SKILL.md", 15, 11, "SK501")]
+
+
 def test_frontmatter_text_is_not_a_suppression(tmp_path: Path) -> None:
     front = FRONT + 'author: "<!-- skillcheck-disable -->"\n'
     _skill(tmp_path, "# Steps\n\nDo the thing.\n", frontmatter=front)

@@ -2,7 +2,7 @@
 analysis the SK5xx rules, SK407 and the catalog manifest share.
 
 Moved out of ``rules/references.py`` (which keeps the rules) so the catalog and other rule
-families use it without importing a rule module. Links are read with markdown-it-py
+families use it without importing a rule module. Links are read with pyromark
 (``skillcheck.source.markdown``) and resolved purely from the skill's walk
 (``skillcheck.analysis.paths``): nothing outside the skill is ever opened or stat'ed.
 """

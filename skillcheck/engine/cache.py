@@ -98,7 +98,7 @@ def _code_fingerprint() -> list[tuple[str, int, int]]:
 
 # libraries whose behaviour shapes results (YAML parsing, Markdown parsing, ignore patterns,
 # exact token counts): an upgrade of any of them starts a fresh cache
-_DEPENDENCIES = ("yaml", "_yaml", "markdown_it", "pathspec", "tiktoken")
+_DEPENDENCIES = ("yaml", "_yaml", "pyromark", "pathspec", "tiktoken")
 
 
 def _dependency_fingerprint() -> list[tuple[str, str | None, int, int]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from skillcheck.engine.check import SuppressionsInput, run_rules
 from skillcheck.rules import Context, Input, Rule, get_rule
 from skillcheck.source.load import read_text
-from skillcheck.source.markdown import MARKDOWN_SUFFIXES
+from skillcheck.source.markdown import MARKDOWN_SUFFIXES, text_blocks
 from skillcheck.source.skill import Diagnostic, Pos, Skill, SkillSummary, Span
 from skillcheck.source.text import split_lines
 
@@ -104,8 +104,6 @@ def _body_comments(
 ) -> Iterator[tuple[Span, re.Match[str], list[tuple[str, Span]]]]:
     """(comment span, match, words with their spans) of every real suppression in Markdown
     given as its ``lines``, the first of which is line ``first`` of the file."""
-    from markdown_it import MarkdownIt
-
     starts = [0]  # offset of each body line in ``source``
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
@@ -119,14 +117,12 @@ def _body_comments(
         last = pos(end - 1)
         return Span(pos(begin), Pos(last.line, last.column + 1))
 
-    for token in MarkdownIt("commonmark").parse(source):
-        if token.map is None or token.type not in ("html_block", "inline"):
-            continue  # fences and indented code are code; containers hold leaf blocks
-        begin, end = token.map[0], min(token.map[1], len(lines))
+    for html, begin, end in text_blocks(lines):  # code blocks and code spans are code
+        end = min(end, len(lines))
         if not any(MARKER in lines[i].lower() for i in range(begin, end)):
             continue
         text = source[starts[begin] : starts[end] - 1]
-        scan = _comments_in_html if token.type == "html_block" else _comments_in_inline
+        scan = _comments_in_html if html else _comments_in_inline
         for offset, match in scan(text, starts[begin]):
             codes = offset + match.start("codes") - match.start()
             words = [

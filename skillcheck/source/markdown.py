@@ -1,12 +1,13 @@
 """Markdown text -> what rules need from it, each piece at its line and column in the real file.
 
-markdown-it-py (the CommonMark preset) does the parsing; its tokens carry line maps but no
-columns, so the inline rules that matter (links, images, autolinks, code spans, inline HTML)
-are wrapped to record where in the inline source each one starts and ends, and the inline
-source is aligned with the file's lines. Columns count Unicode code points (like the rest of
-skillcheck), so they stay right after CJK text, emoji, block quotes, list markers and table
-pipes. GFM tables are left to CommonMark, which reads a table row as a paragraph: links in
-cells are found at the same place, and an escaped pipe keeps its backslash in the source.
+pyromark (bindings to the Rust CommonMark parser pulldown-cmark, no options: CommonMark only)
+does the parsing; its events carry the source range of every block and inline element as
+UTF-8 byte offsets, which are turned into lines and columns once per file. Columns count
+Unicode code points (like the rest of skillcheck), so they stay right after CJK text, emoji,
+block quotes, list markers and table pipes. Where a destination is written (the parser gives
+only its value) is found by a small scanner inside the link's range. GFM tables are left to
+CommonMark, which reads a table row as a paragraph: links in cells are found at the same
+place, and an escaped pipe keeps its backslash in the source.
 
 This is the one Markdown reader. Around it, for speed (parsing is about a fifth of a cold
 lint), there are only:
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -124,12 +125,10 @@ class Markdown:
     code_spans: list[CodeSpan] = field(default_factory=list)
     code_blocks: list[CodeBlock] = field(default_factory=list)
     truncated: bool = False  # only the first MAX_PARSE_CHARS characters were parsed
-    # inline runs whose segments are not computed yet: (content, first line index, special
-    # ranges, mapper or None)
-    _pending: list[tuple[str, int, list[tuple[int, int, int, int]], Any]] = field(
-        default_factory=list, repr=False
-    )
+    # paragraphs and headings whose segments are not computed yet (see ``_segments``)
+    _pending: list[list[Any]] = field(default_factory=list, repr=False)
     _segments: list[Segment] | None = field(default=None, repr=False)
+    _source: Any = field(default=None, repr=False)
     _lines: list[str] = field(default_factory=list, repr=False)
     _first_line: int = 1
 
@@ -144,10 +143,8 @@ class Markdown:
         runs on single lines (in document order)."""
         if self._segments is None:
             out: list[Segment] = []
-            for content, first, special, mapper in self._pending:
-                if mapper is None:
-                    mapper = _Mapper(content, first, self._lines, self._first_line)
-                _segments(content, special, mapper, out)
+            for block in self._pending:
+                _segments(self._source, block, out)
             self._segments = out
             self._pending = []
         return self._segments
@@ -184,233 +181,6 @@ def has_colon_after_bracket(text: str) -> bool:
             return True
         at = text.find("]", at + 1)
     return False
-
-
-# --- the parser -------------------------------------------------------------------------------
-
-_MD: Any = None
-_META = "skillcheck"
-
-
-def _parser() -> Any:
-    global _MD
-    if _MD is None:
-        # lazy: not on the CLI start-up path
-        from markdown_it import MarkdownIt, rules_block, rules_inline
-
-        md = MarkdownIt("commonmark", {"store_labels": True})
-        md.core.ruler.at("inline", _selective_inline)
-        # keep every destination as written: rules decide what a scheme means
-        md.validateLink = lambda url: True  # type: ignore[method-assign]
-        md.normalizeLink = lambda url: url  # type: ignore[method-assign]
-        # the preset's own rule functions (public in markdown_it.rules_inline/rules_block),
-        # each replaced under its name by a wrapper that records source ranges
-        recorded = {
-            "link": rules_inline.link,
-            "image": rules_inline.image,
-            "autolink": rules_inline.autolink,
-            "backticks": rules_inline.backtick,
-            "html_inline": rules_inline.html_inline,
-        }
-        for name, fn in recorded.items():
-            md.inline.ruler.at(name, _recording_inline(fn, name))
-        md.block.ruler.at("reference", _recording_reference(rules_block.reference))
-        md.block.ruler.before("table", "skillcheck_deep", _flat_when_deep)
-        _MD = md
-    return _MD
-
-
-def _flat_when_deep(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
-    """Near markdown-it's nesting limit, read each line as a paragraph.
-
-    At the limit markdown-it skips the rest of the input: 21 nested quotes or 10 nested
-    lists would hide every later link of the file from the checks. Taking the deeper lines
-    as paragraphs (whose text is still parsed for links) stops the nesting two levels short
-    of the limit, as a blockquote opens one level and a list item two.
-    """
-    if silent or state.level < state.md.options.maxNesting - 2:
-        return False
-    from markdown_it.rules_block import paragraph
-
-    return bool(paragraph(state, start_line, end_line, silent))
-
-
-# characters without which an inline run holds no link, image, code span or HTML
-_INLINE_MARKS = re.compile(r"[\[`<]")
-
-
-def _selective_inline(state: Any) -> None:
-    """markdown-it's core inline rule, skipping paragraphs that hold nothing rules read.
-
-    Headings are always parsed (their anchors need the rendered text); other runs only when
-    they contain ``[``, a backtick or ``<``. Most prose lines do not, and inline parsing is
-    half of markdown-it's time.
-    """
-    previous = None
-    for token in state.tokens:
-        if token.type == "inline":
-            if token.children is None:
-                token.children = []
-            heading = previous is not None and previous.type == "heading_open"
-            if heading or _INLINE_MARKS.search(token.content):
-                state.md.inline.parse(token.content, state.md, state.env, token.children)
-        previous = token
-
-
-_TOKEN_OF_RULE = {
-    "link": "link_open",
-    "image": "image",
-    "autolink": "link_open",
-    "backticks": "code_inline",
-    "html_inline": "html_inline",
-}
-
-
-def _recording_inline(fn: Any, name: str) -> Any:
-    """Wrap an inline rule so the token it pushes remembers its source range."""
-    wanted = _TOKEN_OF_RULE[name]
-
-    def rule(state: Any, silent: bool) -> bool:
-        start = state.pos
-        count = len(state.tokens)
-        if not fn(state, silent):
-            return False
-        if silent:
-            return True
-        for token in state.tokens[count:]:
-            if token.type == wanted:
-                info: dict[str, Any] = {"src": (start, state.pos)}
-                if name in ("link", "image"):
-                    info.update(_destination(state, start, state.pos, name == "image"))
-                if token.meta is None:
-                    token.meta = {}
-                token.meta[_META] = info
-                break
-        return True
-
-    return rule
-
-
-def _destination(state: Any, start: int, end: int, image: bool) -> dict[str, Any]:
-    """Where an inline link's destination is written, or that it is a reference use."""
-    helpers = state.md.helpers
-    label_end = helpers.parseLinkLabel(state, start + 1 if image else start, not image)
-    src = state.src
-    pos = label_end + 1
-    if label_end < 0 or pos >= end or src[pos] != "(":
-        return {"reference": True}
-    pos += 1
-    while pos < end and src[pos] in " \t\n":
-        pos += 1
-    res = helpers.parseLinkDestination(src, pos, end)
-    if not res.ok:
-        return {"dest": "", "dest_src": (pos, pos)}
-    if src[pos] == "<":
-        return {"dest": res.str, "dest_src": (pos + 1, res.pos - 1)}
-    return {"dest": res.str, "dest_src": (pos, res.pos)}
-
-
-def _recording_reference(fn: Any) -> Any:
-    """Wrap the reference-definition block rule to record where each destination is."""
-
-    def rule(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
-        if not fn(state, start_line, end_line, silent):
-            return False
-        if silent:
-            return True
-        pieces: list[tuple[int, int]] = []  # (offset in `string`, absolute offset in src)
-        parts: list[str] = []
-        length = 0
-        for line in range(start_line, state.line):
-            begin = state.bMarks[line] + state.tShift[line]
-            text = state.src[begin : state.eMarks[line] + 1]
-            pieces.append((length, begin))
-            parts.append(text)
-            length += len(text)
-        string = "".join(parts)
-        pos, label_end = 1, -1
-        while pos < len(string):  # the label ends at the first unescaped ']'
-            ch = string[pos]
-            if ch == "]":
-                label_end = pos
-                break
-            if ch == "\\":
-                pos += 1
-            pos += 1
-        if label_end < 0:
-            return True
-        pos = label_end + 2
-        while pos < len(string) and string[pos] in " \t\n":
-            pos += 1
-        res = state.md.helpers.parseLinkDestination(string, pos, len(string))
-        if not res.ok:
-            return True
-        begin, finish = (pos + 1, res.pos - 1) if string[pos] == "<" else (pos, res.pos)
-
-        def absolute(offset: int) -> int:
-            index = bisect.bisect_right([p[0] for p in pieces], offset) - 1
-            return pieces[index][1] + offset - pieces[index][0]
-
-        state.env.setdefault(_META, []).append(
-            {
-                "dest": res.str,
-                "label": string[1:label_end],
-                "start": absolute(0),
-                "dest_src": (absolute(begin), absolute(begin) + (finish - begin)),
-            }
-        )
-        return True
-
-    return rule
-
-
-# --- aligning inline source with the file -------------------------------------------------------
-
-
-class _Mapper:
-    """Offsets in a block's text (an inline token's content, an HTML block) -> file positions.
-
-    Each line of a block's text is the tail of a real line: block-quote markers, list
-    indentation and the paragraph's outer whitespace removed (and, after a partially used
-    tab, spaces in place of the tab). So each line is matched against the end of its real
-    line, falling back to a search when a closing ``#`` sequence follows a heading's text.
-    """
-
-    def __init__(self, content: str, first: int, lines: list[str], line_offset: int) -> None:
-        self.starts: list[int] = []
-        self.rows: list[tuple[int, int, int]] = []  # (line index, lead, column of the core)
-        self.line_offset = line_offset
-        self.lines = lines
-        offset = 0
-        last = len(lines) - 1
-        for i, frag in enumerate(content.split("\n")):
-            self.starts.append(offset)
-            offset += len(frag) + 1
-            index = min(first + i, last) if lines else 0
-            real = lines[index] if lines else ""
-            core = frag.strip()
-            lead = len(frag) - len(frag.lstrip())
-            self.rows.append((index, lead, _locate(core, real)))
-
-    def text(self, line: int) -> str:
-        index = line - self.line_offset
-        return self.lines[index] if 0 <= index < len(self.lines) else ""
-
-    def pos(self, offset: int) -> Pos:
-        i = max(bisect.bisect_right(self.starts, offset) - 1, 0)
-        index, lead, col = self.rows[i]
-        return Pos(index + self.line_offset, col + max(offset - self.starts[i] - lead, 0) + 1)
-
-
-def _locate(core: str, real: str) -> int:
-    if core:
-        tail = real.rstrip()
-        if tail.endswith(core):
-            return len(tail) - len(core)
-        found = real.find(core)
-        if found >= 0:
-            return found
-    return len(real) - len(real.lstrip())
 
 
 # --- extraction -------------------------------------------------------------------------------
@@ -459,140 +229,13 @@ def truncate_lines(lines: list[str]) -> tuple[list[str], bool]:
     return lines, False
 
 
-def parse(lines: list[str], first_line: int = 1) -> Markdown:
-    """Parse Markdown given as its lines; ``first_line`` is the file line of ``lines[0]``."""
-    result = Markdown(_first_line=first_line)
-    lines, result.truncated = truncate_lines(lines)
-    result._lines = lines
-    # a lone CR would be a line break to markdown-it but not to our line numbers
-    text = "\n".join(lines)
-    if "\r" in text:
-        text = text.replace("\r", " ")
-    env: dict[str, Any] = {}
-    tokens = _parser().parse(text, env)
-    if env.get(_META):
-        line_starts = [0]
-        for line in lines:
-            line_starts.append(line_starts[-1] + len(line) + 1)
-
-        def abs_pos(offset: int) -> Pos:
-            i = max(bisect.bisect_right(line_starts, offset) - 1, 0)
-            return Pos(i + first_line, offset - line_starts[i] + 1)
-
-        for ref in env[_META]:
-            start, end = ref["dest_src"]
-            span = Span(abs_pos(start), abs_pos(end))
-            result.links.append(
-                Link("definition", ref["dest"], span, abs_pos(ref["start"]), ref["label"])
-            )
-    slugger = Slugger()
-    heading: Any = None
-    for token in tokens:
-        kind = token.type
-        if kind == "heading_open":
-            heading = token
-        elif kind == "inline" and token.map is not None:
-            _inline(token, lines, first_line, result)
-            if heading is not None:
-                plain = _plain_text(token.children or [])
-                line = heading.map[0] + first_line
-                real = lines[heading.map[0]] if heading.map[0] < len(lines) else ""
-                column = len(real) - len(real.lstrip()) + 1
-                span = Span(Pos(line, column), Pos(line, len(real.rstrip()) + 1))
-                level = int(heading.tag[1:])
-                result.headings.append(Heading(level, plain, slugger.slug(plain), span))
-                heading = None
-        elif kind in ("fence", "code_block") and token.map is not None:
-            fenced = kind == "fence"
-            begin = token.map[0] + (1 if fenced else 0)
-            finish = max(token.map[1] - (1 if fenced else 0), begin + 1) - 1
-            last = lines[finish] if finish < len(lines) else ""
-            span = Span(Pos(begin + first_line, 1), Pos(finish + first_line, len(last) + 1))
-            result.code_blocks.append(CodeBlock(token.content, token.info.strip(), fenced, span))
-        elif kind == "html_block" and token.map is not None:
-            mapper = _Mapper(token.content.rstrip("\n"), token.map[0], lines, first_line)
-            _html(token.content, 0, mapper, result)
-    result.links.sort(key=lambda link: (link.start, link.span.start))
-    return result
-
-
-def _inline(token: Any, lines: list[str], first_line: int, result: Markdown) -> None:
-    content: str = token.content
-    mapper: _Mapper | None = None
-    special: list[tuple[int, int, int, int]] = []  # (start, end, code start, code end)
-    for child in token.children or ():
-        info = child.meta.get(_META) if child.meta else None
-        if info is None:
-            continue
-        if mapper is None:
-            mapper = _Mapper(content, token.map[0], lines, first_line)
-        start, end = info["src"]
-        kind = child.type
-        if kind == "code_inline":
-            fence = len(child.markup)
-            special.append((start, end, start + fence, end - fence))
-            result.code_spans.append(
-                CodeSpan(
-                    content[start + fence : end - fence],
-                    Span(mapper.pos(start + fence), mapper.pos(end - fence)),
-                )
-            )
-        elif kind == "html_inline":
-            special.append((start, end, start, start))
-            _html(content[start:end], start, mapper, result)
-        elif kind == "link_open" and child.markup == "autolink":
-            href = content[start + 1 : end - 1]
-            span = Span(mapper.pos(start + 1), mapper.pos(end - 1))
-            result.links.append(Link("autolink", href, span, mapper.pos(start)))
-        elif kind in ("link_open", "image"):
-            link_kind: LinkKind = "image" if kind == "image" else "link"
-            if info.get("reference"):
-                href = child.attrs.get("src" if kind == "image" else "href", "")
-                span = Span(mapper.pos(start), mapper.pos(end))
-                label = child.meta.get("label")
-                result.links.append(Link("reference", str(href), span, span.start, label=label))
-            else:
-                begin, finish = info["dest_src"]
-                span = Span(mapper.pos(begin), mapper.pos(finish))
-                result.links.append(Link(link_kind, info["dest"], span, mapper.pos(start)))
-    # text segments are computed when a rule first asks for them (most runs never do)
-    result._pending.append((content, token.map[0], special, mapper))
-
-
-def _segments(
-    content: str,
-    special: list[tuple[int, int, int, int]],
-    mapper: _Mapper,
-    out: list[Segment],
-) -> None:
-    pieces: list[tuple[int, int, bool]] = []
-    cursor = 0
-    for start, end, code_start, code_end in sorted(special):
-        if start > cursor:
-            pieces.append((cursor, start, False))
-        if code_end > code_start:
-            pieces.append((code_start, code_end, True))
-        cursor = max(cursor, end)
-    if cursor < len(content):
-        pieces.append((cursor, len(content), False))
-    for start, end, code in pieces:
-        offset = start
-        for part in content[start:end].split("\n"):
-            stripped = part.strip()
-            if stripped:
-                lead = len(part) - len(part.lstrip())
-                begin = mapper.pos(offset + lead)
-                out.append(Segment(begin.line, begin.column, stripped, code))
-            offset += len(part) + 1
-
-
-def _html(source: str, base: int, mapper: _Mapper, result: Markdown) -> None:
-    """Comments, links and ids in raw HTML; ``base`` is its offset in the mapper's text."""
+def _html(source: str, pos: Callable[[int], Pos], result: Markdown) -> None:
+    """Comments, links and ids in raw HTML; ``pos`` places an offset of ``source``."""
     if "<!--" in source:
         blanked = []
         done = 0
         for start, end in _comment_spans(source):
-            span = Span(mapper.pos(base + start), mapper.pos(base + end))
+            span = Span(pos(start), pos(end))
             result.comments.append(Comment(source[start + 4 : end - 3], span))
             blanked += [source[done:start], " " * (end - start)]
             done = end
@@ -603,22 +246,571 @@ def _html(source: str, base: int, mapper: _Mapper, result: Markdown) -> None:
 
     for match in ATTR_LINK_RE.finditer(source):
         value, start, end = attr_value(match)
-        span = Span(mapper.pos(base + start), mapper.pos(base + end))
-        result.links.append(
-            Link("html", html.unescape(value), span, mapper.pos(base + match.start()))
-        )
+        span = Span(pos(start), pos(end))
+        result.links.append(Link("html", html.unescape(value), span, pos(match.start())))
     for match in _ATTR_ID_RE.finditer(source):
         result.html_ids.add(html.unescape(attr_value(match)[0]))
 
 
-def _plain_text(children: list[Any]) -> str:
-    parts: list[str] = []
-    for child in children:
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append("\n")
-    return "".join(parts).strip()
+# --- the parser -------------------------------------------------------------------------------
+
+_PARSER: Any = None
+
+
+def _parser() -> Any:
+    global _PARSER
+    if _PARSER is None:
+        import pyromark  # lazy: not on the CLI start-up path
+
+        _PARSER = pyromark.Markdown()  # no options: CommonMark only (no GFM tables)
+    return _PARSER
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _parseable(lines: list[str]) -> str:
+    """The text of ``lines`` as the parser is given it, each character at its column.
+
+    A lone CR would end a line to the parser but not to our line numbers (it reads as a
+    space); NUL reads as U+FFFD (CommonMark 2.3), and so does a lone surrogate (from a
+    file decoded with surrogateescape), which UTF-8 cannot carry.
+    """
+    text = "\n".join(lines)
+    if "\r" in text:
+        text = text.replace("\r", " ")
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    if not text.isascii():
+        text = _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+# UTF-8 continuation bytes: a byte string's length without them is its number of characters
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_BLOCK = 1024  # bytes between two known columns on a long non-ASCII line
+
+
+class _Source:
+    """The parsed text as UTF-8 (what the parser's ranges count) and byte offset -> position.
+
+    Columns count code points: the characters of a line before a byte offset are counted,
+    unless the text is ASCII (then byte and character offsets are the same); on a long line
+    from the nearest of the columns known every ``_BLOCK`` bytes, so that a line holding
+    thousands of links is not counted again for each.
+    """
+
+    def __init__(self, text: str, first_line: int) -> None:
+        self.data = text.encode()
+        self.ascii = len(self.data) == len(text)
+        self.first_line = first_line
+        starts = [0]
+        total = 0
+        for line in self.data.split(b"\n"):
+            total += len(line) + 1
+            starts.append(total)
+        self.starts = starts
+        self._blocks: dict[int, list[int]] = {}  # line index -> column at each block start
+
+    def index(self, offset: int) -> int:
+        """The index (in the parsed lines) of the line holding byte ``offset``."""
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def pos(self, offset: int) -> Pos:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        start = self.starts[i]
+        column = offset - start
+        if not self.ascii and column:
+            data = self.data
+            if column > _BLOCK:
+                blocks = self._blocks.get(i)
+                if blocks is None:
+                    blocks = self._blocks[i] = self._columns(i)
+                block = column // _BLOCK
+                begin = start + block * _BLOCK
+                column = blocks[block] + len(data[begin:offset].translate(None, _CONTINUATION))
+            else:
+                head = data[start:offset]
+                if not head.isascii():
+                    column = len(head.translate(None, _CONTINUATION))
+        return Pos(i + self.first_line, column + 1)
+
+    def _columns(self, index: int) -> list[int]:
+        """The column (0-based) of each ``_BLOCK``-th byte of line ``index``."""
+        data = self.data
+        out = [0]
+        for begin in range(self.starts[index], self.line_end(index), _BLOCK):
+            chunk = data[begin : begin + _BLOCK]
+            out.append(out[-1] + len(chunk.translate(None, _CONTINUATION)))
+        return out
+
+    def text(self, begin: int, end: int) -> str:
+        return self.data[begin:end].decode("utf-8", "replace")
+
+    def line_end(self, index: int) -> int:
+        """The byte offset of line ``index``'s end (before its newline)."""
+        return min(self.starts[index + 1] - 1, len(self.data))
+
+    def content_start(self, offset: int, end: int, quotes: int) -> int:
+        """Where a continuation line's content starts: after its indentation and up to
+        ``quotes`` block-quote markers (a lazy continuation line has none)."""
+        data = self.data
+        while offset < end and data[offset] in b" \t":
+            offset += 1
+        for _ in range(quotes):
+            if offset >= end or data[offset] != 0x3E:  # ">"
+                break
+            offset += 1
+            while offset < end and data[offset] in b" \t":
+                offset += 1
+        return offset
+
+    def pieces(self, begin: int, end: int, quotes: int) -> list[tuple[int, int]]:
+        """The byte range ``begin:end`` of inline source cut at line ends, each later line
+        without its container prefix (as CommonMark reads a paragraph's lines)."""
+        index = self.index(begin)
+        out: list[tuple[int, int]] = []
+        while True:
+            line_end = self.line_end(index)
+            if end <= line_end or index + 2 >= len(self.starts):
+                out.append((begin, min(end, line_end)))
+                return out
+            out.append((begin, line_end))
+            index += 1
+            begin = self.content_start(self.starts[index], min(end, self.line_end(index)), quotes)
+
+
+class _Joined:
+    """Pieces of the source (each on one line) joined with newlines, and offset -> position."""
+
+    def __init__(self, source: _Source, pieces: list[tuple[int, int]]) -> None:
+        self.source = source
+        self.offsets: list[int] = []
+        self.begins: list[int] = []
+        parts: list[str] = []
+        length = 0
+        for begin, end in pieces:
+            part = source.text(begin, end)
+            self.offsets.append(length)
+            self.begins.append(begin)
+            parts.append(part)
+            length += len(part) + 1
+        self.text = "\n".join(parts)
+
+    def pos(self, offset: int) -> Pos:
+        i = max(bisect.bisect_right(self.offsets, offset) - 1, 0)
+        start = self.source.pos(self.begins[i])
+        return Pos(start.line, start.column + offset - self.offsets[i])
+
+
+def _skip_space(source: _Source, at: int, end: int) -> int:
+    """Past the spaces, tabs and (at most one) line ending before a destination."""
+    data = source.data
+    while at < end and data[at] in b" \t":
+        at += 1
+    if at < end and data[at] == 0x0A:  # "\n": the next line's container prefix goes too
+        at = source.content_start(at + 1, end, 1_000)
+    return at
+
+
+_PUNCT = frozenset(b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def _destination(data: bytes, at: int, end: int) -> tuple[int, int] | None:
+    """Where a link destination starting at byte ``at`` is written (inside ``<...>`` when
+    bracketed), following CommonMark's link destination; None when there is none."""
+    if at < end and data[at] == 0x3C:  # "<"
+        i = at + 1
+        while i < end:
+            ch = data[i]
+            if ch == 0x3E:  # ">"
+                return at + 1, i
+            if ch in (0x0A, 0x3C):
+                return None
+            i += 2 if ch == 0x5C and i + 1 < end and data[i + 1] in _PUNCT else 1
+        return None
+    depth = 0
+    i = at
+    while i < end:
+        ch = data[i]
+        if ch == 0x5C and i + 1 < end and data[i + 1] in _PUNCT:
+            i += 2
+            continue
+        if ch <= 0x20 or ch == 0x7F:
+            break
+        if ch == 0x28:  # "("
+            depth += 1
+        elif ch == 0x29:  # ")"
+            if depth == 0:
+                break
+            depth -= 1
+        i += 1
+    return None if depth else (at, i)
+
+
+def _reference_label(label: str) -> str:
+    """A reference label normalised for matching (whitespace collapsed, case folded)."""
+    return " ".join(label.split()).lower().upper()
+
+
+def _definitions(source: _Source, text: str, result: Markdown) -> bool:
+    """Reference definitions ``[label]: dest``, each with where its destination is written;
+    whether the text may hold more (a repeated label, which the parser does not report)."""
+    found = _parser().reference_definitions(text)
+    for definition in found.values():
+        _definition(source, definition, definition["span"]["start"], result)
+    return bool(found) and text.count("]:") > len(found)
+
+
+def _definition(source: _Source, definition: Any, start: int, result: Markdown) -> None:
+    """The definition the parser read at byte ``start``, with where its destination is."""
+    data = source.data
+    end = start + definition["span"]["end"] - definition["span"]["start"]
+    at = start + 1
+    while at < end and data[at] != 0x5D:  # the label ends at the first unescaped "]"
+        at += 2 if data[at] == 0x5C else 1
+    if at >= end:
+        return
+    where = _destination(data, _skip_space(source, at + 2, end), end)
+    if where is None:
+        return
+    span = Span(source.pos(where[0]), source.pos(where[1]))
+    label = source.text(start + 1, at)
+    result.links.append(Link("definition", definition["dest"], span, source.pos(start), label))
+
+
+# a line that may start with a reference definition: container markers, then "[label]:"
+_DEFINITION_LINE = re.compile(
+    rb"^[ \t>]*(?:(?:[-+*]|[0-9]{1,9}[.)])[ \t>]+)*(\[)(?:[^\]\\\n]|\\.){1,999}\]:", re.MULTILINE
+)
+
+
+def _repeated_definitions(
+    source: _Source, covered: list[tuple[int, int]], result: Markdown
+) -> None:
+    """Definitions of a label defined before: CommonMark reads them as definitions (the
+    first one wins), but the parser reports only the first. A line that starts like one
+    and lies outside every paragraph, heading, code and HTML block is one; its text alone
+    gives its destination."""
+    known = {link.start for link in result.links if link.kind == "definition"}
+    covered.sort()
+    begins = [begin for begin, _ in covered]
+    data = source.data
+    for match in _DEFINITION_LINE.finditer(data):
+        start = match.start(1)
+        i = bisect.bisect_right(begins, start) - 1
+        if (i >= 0 and start < covered[i][1]) or source.pos(start) in known:
+            continue
+        line = data[start : source.line_end(source.index(start))].decode("utf-8", "replace")
+        for definition in _parser().reference_definitions(line).values():
+            _definition(source, definition, start, result)
+            break
+
+
+_INLINE_EVENTS = frozenset(("Text", "Code", "InlineHtml"))
+_INLINE_TAGS = frozenset(("Emphasis", "Strong", "Strikethrough"))
+_ATX_OPENING = re.compile(rb"#{1,6}(?:[ \t]+|(?=[\r\n])|\Z)")
+
+# an inline block being read: [first event's start, last event's end, block-quote depth,
+# specials (start, end, code start, code end)]
+_Block = list[Any]
+
+
+def parse(lines: list[str], first_line: int = 1) -> Markdown:
+    """Parse Markdown given as its lines; ``first_line`` is the file line of ``lines[0]``."""
+    result = Markdown(_first_line=first_line)
+    lines, result.truncated = truncate_lines(lines)
+    result._lines = lines
+    text = _parseable(lines)
+    source = _Source(text, first_line)
+    result._source = source
+    repeated = has_colon_after_bracket(text) and _definitions(source, text, result)
+    covered: list[tuple[int, int]] = []  # code and HTML blocks, if definitions may repeat
+    data = source.data
+    links = result.links
+    slugger = Slugger()
+    quotes = 0  # block-quote depth
+    block: _Block | None = None
+    items = 0  # list-item depth
+    loose: _Block | None = None  # the block of a tight item's text (it has no paragraph)
+    heading: list[str] | None = None  # the heading's plain text so far
+    heading_start = 0
+    level = 0
+    in_image = 0
+    frames: list[list[Any]] = []  # open links and images: [data, start, end, label end]
+    code: list[str] | None = None  # the open code block's text
+    code_info: tuple[int, bool, str] = (0, False, "")
+    code_end = -1
+    html: list[tuple[int, int]] | None = None  # the open HTML block's lines
+    for event, where in _parser().events_with_range(text, merge_text=True):
+        start = where["start"]
+        end = where["end"]
+        if event.__class__ is str:  # SoftBreak, HardBreak, Rule
+            if event == "Rule":
+                if loose is not None:
+                    result._pending.append(loose)
+                    block = loose = None
+                continue
+            if block is not None:
+                block[1] = end
+                if heading is not None and not in_image:
+                    heading.append("\n")
+                if frames:
+                    frames[-1][3] = end
+            continue
+        key = next(iter(event))
+        value = event[key]
+        if items and key == "Start":
+            inline = (
+                value in _INLINE_TAGS
+                if value.__class__ is str
+                else "Link" in value or "Image" in value
+            )
+            if inline and block is None and code is None:
+                block = loose = [start, start, quotes, []]  # a tight item's text: no paragraph
+            elif not inline and loose is not None:
+                result._pending.append(loose)  # a block starts in the item: its text ends
+                block = loose = None
+        elif block is None and items and code is None and key in _INLINE_EVENTS:
+            # (a text event after a backslash escape starts after the backslash)
+            begin = start - 1 if start and data[start - 1] == 0x5C else start
+            block = loose = [begin, begin, quotes, []]
+        if key == "Text":
+            if code is not None:
+                code.append(value)
+                code_end = end
+            elif block is not None:
+                block[1] = end
+                if heading is not None and not in_image:
+                    heading.append(value)
+                if frames:
+                    frames[-1][3] = end
+            # text in an HTML block comes as Html events; other text is in no block we read
+        elif key == "Start":
+            if value.__class__ is str:
+                if value == "Paragraph":
+                    block = [start, start, quotes, []]
+                elif value == "HtmlBlock":
+                    html = []
+                    if repeated:
+                        covered.append((start, end))
+                elif value == "Item":
+                    items += 1
+                continue
+            tag = next(iter(value))
+            if tag == "Link" or tag == "Image":
+                if tag == "Image":
+                    in_image += 1
+                frames.append([value[tag], start, end, start + (2 if tag == "Image" else 1)])
+            elif tag == "Heading":
+                block = [start, start, quotes, []]
+                heading = []
+                heading_start = start
+                level = int(value[tag]["level"][1])
+            elif tag == "BlockQuote":
+                quotes += 1
+            elif tag == "CodeBlock":
+                if repeated:
+                    covered.append((start, end))
+                kind = value[tag]
+                fenced = kind != "Indented"
+                info = ""
+                if fenced:
+                    first = source.text(start, source.line_end(source.index(start)))
+                    info = first.lstrip(" \t").lstrip(first.lstrip(" \t")[:1]).strip()
+                code = []
+                code_info = (start, fenced, info)
+                code_end = -1
+        elif key == "End":
+            if value.__class__ is str:
+                if block is not None and end > block[1] and value in ("Emphasis", "Strong"):
+                    block[1] = end  # the closing delimiter is the block's (or label's) text
+                    if frames:
+                        frames[-1][3] = end
+                elif value == "Paragraph" and block is not None:
+                    result._pending.append(block)
+                    block = None
+                elif value == "Item":
+                    items -= 1
+                    if loose is not None:
+                        result._pending.append(loose)
+                        block = loose = None
+                elif value == "Link" or value == "Image":
+                    if value == "Image":
+                        in_image -= 1
+                    frame = frames.pop()
+                    _link(source, frame, value == "Image", links)
+                    if frames:
+                        frames[-1][3] = frame[2]
+                    if block is not None:
+                        block[1] = max(block[1], frame[2])
+                elif value == "CodeBlock" and code is not None:
+                    _code_block(source, lines, code, code_info, code_end, result)
+                    code = None
+                elif value == "HtmlBlock" and html is not None:
+                    if html:
+                        joined = _Joined(source, html)
+                        _html(joined.text, joined.pos, result)
+                    html = None
+                continue
+            tag = next(iter(value))
+            if tag == "Heading" and block is not None and heading is not None:
+                opening = _ATX_OPENING.match(data, block[0])
+                if opening is not None:
+                    block[0] = opening.end()  # the segments start at the heading's text
+                result._pending.append(block)
+                plain = "".join(heading).strip()
+                index = source.index(heading_start)
+                real = lines[index] if index < len(lines) else ""
+                line = index + first_line
+                span = Span(
+                    Pos(line, len(real) - len(real.lstrip()) + 1), Pos(line, len(real.rstrip()) + 1)
+                )
+                result.headings.append(Heading(level, plain, slugger.slug(plain), span))
+                block = heading = None
+            elif tag == "BlockQuote":
+                quotes -= 1
+        elif key == "Code":
+            if block is not None:
+                block[1] = end
+                if frames:
+                    frames[-1][3] = end
+                if heading is not None and not in_image:
+                    heading.append(value)
+                fence = 1
+                while data[start + fence] == 0x60:  # "`"
+                    fence += 1
+                inner = (start + fence, end - fence)
+                block[3].append((start, end, *inner))
+                if b"\n" in data[inner[0] : inner[1]]:
+                    code_text = _Joined(source, source.pieces(*inner, block[2])).text
+                else:
+                    code_text = source.text(*inner)
+                result.code_spans.append(
+                    CodeSpan(code_text, Span(source.pos(inner[0]), source.pos(inner[1])))
+                )
+        elif key == "InlineHtml":
+            if block is not None:
+                block[1] = end
+                if frames:
+                    frames[-1][3] = end
+                block[3].append((start, end, start, start))
+                joined = _Joined(source, source.pieces(start, end, block[2]))
+                _html(joined.text, joined.pos, result)
+        elif key == "Html" and html is not None:
+            if end > start and data[end - 1] == 0x0A:
+                end -= 1
+            html.append((start, end))
+    if repeated:
+        covered += [(block[0], block[1]) for block in result._pending]
+        _repeated_definitions(source, covered, result)
+    links.sort(key=lambda link: (link.start, link.span.start))
+    return result
+
+
+_LEAF_BLOCKS = frozenset(("Paragraph", "Heading", "CodeBlock", "HtmlBlock"))
+
+
+def text_blocks(lines: list[str]) -> list[tuple[bool, int, int]]:
+    """(is HTML, first line index, end line index) of each block of ``lines`` that holds text
+    rather than code: HTML blocks, and the inline text of paragraphs, headings and list items
+    (a tight item's text, which comes without a paragraph, by the lines its events cover)."""
+    text = _parseable(lines)
+    source = _Source(text, 0)
+    out: list[tuple[bool, int, int]] = []
+    depth = 0  # inside a paragraph, heading, code block or HTML block
+    for event, where in _parser().events_with_range(text, merge_text=True):
+        if event.__class__ is str:
+            continue
+        key = next(iter(event))
+        start, end = where["start"], where["end"]
+        begin, finish = source.index(start), source.index(max(end - 1, start)) + 1
+        if key == "Start" or key == "End":
+            value = event[key]
+            tag = value if value.__class__ is str else next(iter(value))
+            if tag in _LEAF_BLOCKS:
+                if key == "End":
+                    depth -= 1
+                    continue
+                depth += 1
+                if tag != "CodeBlock":
+                    out.append((tag == "HtmlBlock", begin, finish))
+        elif depth == 0 and key in _INLINE_EVENTS:
+            if out and not out[-1][0] and begin < out[-1][2]:  # one line is read once
+                out[-1] = (False, out[-1][1], max(finish, out[-1][2]))
+            else:
+                out.append((False, begin, finish))
+    return out
+
+
+def _link(source: _Source, frame: list[Any], image: bool, links: list[Link]) -> None:
+    """The link or image that ``frame`` (its start event's data, range, label end) reads."""
+    info, start, end, label_end = frame
+    kind = info["link_type"]
+    if kind == "Inline":
+        data = source.data
+        close = data.find(b"]", label_end, end)
+        where = None
+        if close >= 0 and data[close + 1 : close + 2] == b"(":
+            at = _skip_space(source, close + 2, end)
+            where = _destination(data, at, end) or (at, at)
+        else:  # pragma: no cover - an inline link always has "](" after its label
+            where = (start, start)
+        span = Span(source.pos(where[0]), source.pos(where[1]))
+        links.append(Link("image" if image else "link", info["dest_url"], span, source.pos(start)))
+    elif kind == "Autolink" or kind == "Email":
+        span = Span(source.pos(start + 1), source.pos(end - 1))
+        links.append(Link("autolink", source.text(start + 1, end - 1), span, source.pos(start)))
+    else:  # a reference use: [text][label], [label][], [label]
+        if kind == "Collapsed" and source.data[end : end + 2] == b"[]":
+            end += 2  # the parser's range stops before the "[]"
+        span = Span(source.pos(start), source.pos(end))
+        label = _reference_label(info["id"]) if info["id"] else None
+        links.append(Link("reference", info["dest_url"], span, span.start, label=label))
+
+
+def _code_block(
+    source: _Source,
+    lines: list[str],
+    parts: list[str],
+    info: tuple[int, bool, str],
+    last: int,
+    result: Markdown,
+) -> None:
+    start, fenced, string = info
+    begin = source.index(start) + (1 if fenced else 0)
+    finish = source.index(last - 1) if last > 0 else begin
+    finish = max(finish, begin)
+    tail = lines[finish] if finish < len(lines) else ""
+    first = source.first_line
+    span = Span(Pos(begin + first, 1), Pos(finish + first, len(tail) + 1))
+    code = "".join(parts)
+    if code and not code.endswith("\n"):
+        code += "\n"  # the last line of the text: every code line ends with a line ending
+    result.code_blocks.append(CodeBlock(code, string, fenced, span))
+
+
+def _segments(source: _Source, block: _Block, out: list[Segment]) -> None:
+    """The segments of one paragraph or heading (see ``Segment``)."""
+    first, last, quotes, special = block
+    cuts: list[tuple[int, int, bool]] = []
+    cursor = first
+    for start, end, code_start, code_end in special:
+        if start > cursor:
+            cuts.append((cursor, start, False))
+        if code_end > code_start:
+            cuts.append((code_start, code_end, True))
+        cursor = max(cursor, end)
+    if cursor < last:
+        cuts.append((cursor, last, False))
+    for begin, end, code in cuts:
+        for piece_start, piece_end in source.pieces(begin, end, quotes):
+            part = source.text(piece_start, piece_end)
+            stripped = part.strip()
+            if stripped:
+                at = source.pos(piece_start)
+                lead = len(part) - len(part.lstrip())
+                out.append(Segment(at.line, at.column + lead, stripped, code))
 
 
 # --- per-skill cache ----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The links and headings the link and anchor rules need, read exactly, cheaply when possible.
 
 ``outline_for``/``links_for`` give what ``markdown.parse`` gives (links, headings, HTML ids)
-for a skill's Markdown file, once per run. The parse (markdown-it) is the reader; for the usual
+for a skill's Markdown file, once per run. The parse (pyromark) is the reader; for the usual
 shape of skill Markdown a line scan (``fast_outline``/``fast_links``) gives the same result
 without it, and it is *exact by construction* on the texts it accepts, giving up (None, so the
 file is parsed) on everything else.
@@ -29,16 +29,16 @@ reads the same line by line as in CommonMark's block-then-inline reading:
 
 It gives up on any raw HTML or autolink (``<`` followed by a tag character), any backslash
 escape, NUL or CR, lines holding only Unicode spaces, tabs or four spaces before a bracket
-(maybe indented code), and a `#` line in a container. markdown-it's nesting limit is
-handled by ``markdown._flat_when_deep`` (deep containers read as paragraphs), which
-changes nothing the scan reads. tests/test_links_fast.py generates Markdown from every one
-of these constructs (and free text) and compares the scan with the parse, positions
-included, whenever the scan answers.
+(maybe indented code), and a `#` line in a container. tests/test_links_fast.py generates
+Markdown from every one of these constructs (and free text) and compares the scan with the
+parse, positions included, whenever the scan answers.
 
 Why keep it: on the real-world corpus (bench/realworld, `lint --no-cache --jobs 1`) the
 scan answers for 1,944 of the 2,314 files the link rules ask about; with the scan off the
-lint parses 2,384 files instead of 1,221 and takes 4 to 8 % more CPU (markdown-it: 12.8 s
-instead of 9.0 s of about 48 s). Too much to give up for the sake of one reader less.
+lint parsed 2,384 files instead of 1,221 and took 4 to 8 % more CPU (with markdown-it:
+12.8 s instead of 9.0 s of about 48 s). With pyromark the parse is several times cheaper
+and the margin is smaller, but still there: on all 20,111 Markdown files of the corpus the
+scan answers for 7,944 (identical to the parse), in about 60 % of the CPU parsing them takes.
 """
 
 from __future__ import annotations
@@ -134,8 +134,7 @@ def fast_outline(lines: list[str], first_line: int = 1) -> Outline | None:
     and quotes. Where block structure could change what a line means it gives up: raw HTML,
     backslash escapes, fences or headings in lists or quotes, setext underlines, indented
     lines with brackets or ``#``, code spans or brackets left open on a line, titles, and so
-    on. (Nesting deep enough for ``_flat_when_deep`` only turns containers into paragraphs,
-    and inside containers the scan reads nothing but links, which read the same in both.)
+    on.
     tests/test_links_fast.py checks the agreement on generated Markdown.
     """
     text = _Text.of(lines)
@@ -166,8 +165,7 @@ class _Text:
     def of(cls, lines: list[str]) -> _Text | None:
         lines, truncated = truncate_lines(lines)
         text = "\n".join(lines)
-        # markdown-it reads NUL as U+FFFD; parse reads a lone CR as a space but locates the
-        # text of its line by searching for it (which the CR can defeat)
+        # parse reads NUL as U+FFFD and a lone CR as a space: both change what a line holds
         if "\x00" in text or "\r" in text:
             return None
         if "```" in text or ("~" in text and "~~~" in text):
@@ -183,8 +181,8 @@ class _Text:
                 start = text.rfind("\n", 0, found.start()) + 1
                 line = _line_at(text, start)
                 if not line[_PREFIX.match(line).end() :].strip():  # type: ignore[union-attr]
-                    # a line of Unicode spaces starts a paragraph that markdown-it trims
-                    # away, and parse then puts the paragraph's links a line too high
+                    # a line of Unicode spaces starts a paragraph whose first line is
+                    # trimmed by another set of spaces than Python's
                     return None
                 found = _ODD_SPACE.search(text, start + len(line))
         if "`" in text and text.count("`") > _MAX_BACKTICKS:
@@ -388,7 +386,7 @@ class _Text:
             pos = lead + level
             if level > 6 or (pos < len(line) and line[pos] not in " \t"):
                 continue  # `####### x`, `#tag`: paragraph text
-            # markdown-it's heading rule: trailing spaces, then a closing `#` run after a space
+            # CommonMark's heading rule: trailing spaces, then a closing `#` run after a space
             end = len(line)
             while end > pos and line[end - 1] in " \t":
                 end -= 1
@@ -403,7 +401,7 @@ class _Text:
                 end -= 1
             content = raw[pos:end]
             if content and (content[0].isspace() or content[-1].isspace()):
-                return None  # markdown-it trims another set of spaces than Python
+                return None  # CommonMark trims another set of spaces than Python
             if _HEADING_MARKUP.search(line, pos, end):
                 return None
             plain = (_CODE_SPAN.sub(_code_text, content) if "`" in content else content).strip()
@@ -472,7 +470,7 @@ def _mask(match: re.Match[str]) -> str:
 
 
 def _code_text(match: re.Match[str]) -> str:
-    """A code span's text as markdown-it gives it (one space each side stripped)."""
+    """A code span's text as CommonMark gives it (one space each side stripped)."""
     content = match.group(2)
     if content.startswith(" ") and content.endswith(" ") and content.strip(" "):
         content = content[1:-1]
