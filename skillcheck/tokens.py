@@ -422,7 +422,9 @@ class _VocabTable:
         """Every entry's full CRC-32 (high half from the counts, low half from the array)."""
         if not self.lows:
             self.load()
-        highs = array("I", chain.from_iterable(map(repeat, range(0, 1 << 32, 1 << 16), self.counts)))
+        # each high half repeated as many times as entries share it (C-speed, no Python loop)
+        high_halves = map(repeat, range(0, 1 << 32, 1 << 16), self.counts)
+        highs = array("I", chain.from_iterable(high_halves))
         return frozenset(map(or_, highs, self.lows))
 
 
