@@ -363,6 +363,123 @@ def test_unloadable_encoding_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
     assert "TIKTOKEN_CACHE_DIR" in str(info.value)
 
 
+# --------------------------------------------------------------------------------------------
+# The fast paths price exactly as the reference paths (figures live in caches and manifests)
+# --------------------------------------------------------------------------------------------
+
+# estimate_tokens of generate_corpus(seed=3, count=26), recorded before the vocabulary set and
+# the inlined cache misses (0dec339): a speed-up must not move a single figure.
+SEED3_FIGURES = [139, 414, 112, 1103, 5946, 93, 244, 1309, 648, 59, 10796, 3312, 78, 62, 89]
+SEED3_FIGURES += [282, 65, 550, 277, 3468, 1132, 1632, 8771, 855, 388, 125]
+
+
+def test_figures_are_unchanged_by_the_fast_paths() -> None:
+    corpus = _load_corpus_module().generate_corpus(seed=3, count=26)
+    for cold in (True, False):
+        if cold:
+            tokens._clear_caches()
+        assert [estimate_tokens(doc.text) for doc in corpus] == SEED3_FIGURES
+
+
+def _scan_only_table() -> tokens._VocabTable:
+    table = tokens._VocabTable(tokens._VOCAB_PATH)
+    table.PROMOTE = 10**12  # never builds the hash set: every probe searches the arrays
+    return table
+
+
+def _set_table() -> tokens._VocabTable:
+    table = tokens._VocabTable(tokens._VOCAB_PATH)
+    table.PROMOTE = 0  # the hash set from the first word
+    return table
+
+
+_LETTERS = st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+# Fragments of cl100k pieces, so that generated words split into several long pieces, some
+# of 15 to 17 letters (a split tries pieces of at most 16: _VocabTable.PROBE).
+_FRAGMENTS = ["config", "uration", "Element", "By", "Id", "kube", "ctl", "ing", "s", "x", "Qz"]
+_FRAGMENTS += ["BackgroundColor", "addEventListener", "SuppressWarnings", "SharedPreferences"]
+_WORDS = st.one_of(
+    _LETTERS,
+    st.lists(st.sampled_from(_FRAGMENTS), max_size=12).map("".join),
+    st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["", " ", ".", "_", "(", "'"]), _WORDS)
+def test_vocabulary_set_splits_words_as_the_array_search(prefix: str, word: str) -> None:
+    fast, reference = _set_table(), _scan_only_table()
+    text = prefix + word
+    assert fast.count(text) == reference.count(text) == reference.count_scan(text)
+
+
+@pytest.mark.parametrize("word", ["x", "ab", "addEventListener", "getaddEventListenerListener"])
+@pytest.mark.parametrize("prefix", ["", " ", "."])
+def test_vocabulary_set_on_piece_length_edges(prefix: str, word: str) -> None:
+    # one letter, two, a 16-letter piece (the longest a split tries), one after another piece
+    text = prefix + word + "SharedPreferences" * (word == "ab")
+    assert _set_table().count(text) == _scan_only_table().count(text)
+
+
+def test_the_hash_set_holds_every_entry_of_the_arrays() -> None:
+    table = _set_table()
+    table.load()
+    expected = {
+        high << 16 | table.lows[k]
+        for high in range(65_536)
+        for k in range(table.starts[high], table.starts[high + 1])
+    }
+    assert table.hash_set() == expected
+    assert len(expected) == 87_086
+
+
+def test_small_runs_never_build_the_hash_set() -> None:
+    # building it costs ~10 ms: a lint of one skill (the pre-commit hook) must not pay that
+    table = tokens._VocabTable(tokens._VOCAB_PATH)
+    for _ in range(table.PROMOTE):
+        table.count("word")
+    assert not table.hashes
+    assert table.count("configuration") == table.count_scan("configuration")
+    assert table.hashes  # the next word builds it
+
+
+_MIXED = st.text(
+    st.one_of(
+        st.characters(min_codepoint=32, max_codepoint=126),
+        st.sampled_from(" \n\t é字😀—✅’«»ßΩЖ\u0301²"),
+        st.characters(),
+    ),
+    max_size=200,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MIXED)
+def test_cache_misses_price_as_the_reference(text: str) -> None:
+    # the caches price ASCII chunks and word pieces in __missing__ itself; _chunk_cost and
+    # _piece_cost are the reference, with a vocabulary that only searches the arrays
+    chunks = text.split()
+    pieces = [p for c in chunks for p in tokens._PIECE.findall(c)]
+    original = tokens._VOCAB
+    try:
+        tokens._VOCAB = _set_table()
+        tokens._clear_caches()
+        fast_chunks = tokens._ChunkPrices(tokens._chunk_cost)
+        fast_pieces = tokens._PiecePrices(tokens._piece_cost)
+        fast = [fast_chunks[c] for c in chunks]
+        fast_piece_costs = [fast_pieces[p] for p in [*pieces, *(" " + p for p in pieces)]]
+        tokens._VOCAB = _scan_only_table()
+        tokens._clear_caches()
+        assert fast == [tokens._chunk_cost(c) for c in chunks]
+        reference = [tokens._piece_cost(p) for p in pieces]
+        assert fast_piece_costs == reference + [tokens._piece_cost(" " + p) for p in pieces]
+        scanned = estimate_tokens(text)
+    finally:
+        tokens._VOCAB = original
+        tokens._clear_caches()
+    assert estimate_tokens(text) == scanned
+
+
 def test_the_memo_of_long_texts_never_changes_a_count() -> None:
     # two long texts of the same length but different content, then the first again: each
     # count is the one an empty memo gives
