@@ -254,6 +254,13 @@ PATHOLOGICAL: dict[str, tuple[str, Callable[[int], str]]] = {
     "list-markers": ("SKILL.md", lambda n: "- " * (n // 2) + "x\n"),
     "deep-quotes": ("SKILL.md", lambda n: "> " * (n // 2) + "[a](b.md)\n"),
     "toc-items": ("SKILL.md", lambda n: "Contents\n\n- " + "](#a" * (n // 4) + "\n"),
+    # each broken link's name was looked for in all of SKILL.md (SK501's output-folder test)
+    "line-of-broken-links": ("SKILL.md", lambda n: "[x](out/a.md) " * (n // 14) + "\n"),
+    "broken-links-many-names": (
+        "SKILL.md",
+        lambda n: "".join(f"[x](out/f{i}.md) w/f{i}.md " for i in range(n // 30)) + "\n",
+    ),
+    "repeated-broken-definitions": ("SKILL.md", lambda n: "[a]: out/b.md\n" * (n // 14)),
     "reference-comments": ("references/r.md", lambda n: "<!--" * (n // 4)),
     "reference-mentions": ("references/r.md", lambda n: "scripts/b.py " * (n // 13)),
     "reference-backslash": ("references/r.md", lambda n: "a" * n + " \\\n"),

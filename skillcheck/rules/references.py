@@ -38,6 +38,7 @@ from skillcheck.source.outline import Outline, outline_for, source_lines
 from skillcheck.source.skill import (
     Finding,
     Impact,
+    Memo,
     Outcome,
     Severity,
     Skill,
@@ -213,6 +214,49 @@ _TEMPLATE_WORD = re.compile(r"(?:^|[-_.])(?:skill[-_])?templates?(?:$|[-_.])")
 _SAMPLE_OUTPUT = re.compile(r"(?:^|/)(?:expected|sample|example)[-_]?outputs?/", re.IGNORECASE)
 
 
+# `folder/name` in SKILL.md: the folder (the whole run before the slash, not after another
+# path character) and the run of name characters after the slash
+_FOLDER_AND_NAME = re.compile(r"(?<![\w./-])([\w-][\w.-]*)/([\w.-]*)")
+_NAME_RUN = re.compile(r"[\w.-]*")
+# per skill: the folders SKILL.md writes before each `/name` (FOLDER_INDEX: by the run
+# after the slash), and per file name the distinct ones the skill does not hold, in order
+FOLDER_INDEX: Memo[dict[str, list[tuple[int, str]]]] = Memo("folders-before-names")
+OUTSIDE_FOLDERS: Memo[list[str]] = Memo("folders-outside-by-name")
+
+
+def _run(text: str, at: int) -> str:
+    """The name characters (``[\\w.-]``) from ``at`` on."""
+    match = _NAME_RUN.match(text, at)
+    return match.group() if match else ""
+
+
+def _folders_outside(skill: Skill, text: str, name: str) -> list[str]:
+    """The folders SKILL.md places ``name`` in (`folder/name`, as a whole path piece), that
+    are not top folders of the skill, each once, in the order they first appear.
+
+    One scan of SKILL.md for every name: asking the text for each link's name was
+    quadratic (a SKILL.md of 9,000 broken links took two minutes)."""
+    found = skill.memos.get(OUTSIDE_FOLDERS, name)
+    if found is not None:
+        return found
+    index = skill.memos.get(FOLDER_INDEX)
+    if index is None:
+        index = {}
+        for match in _FOLDER_AND_NAME.finditer(text):
+            index.setdefault(match.group(2), []).append((match.start(2), match.group(1)))
+        skill.memos.put(FOLDER_INDEX, index)
+    top = tree_of(skill).children[""]
+    folders: dict[str, None] = {}  # ordered, each once
+    # the name's own leading run is the whole run after the slash where it is written
+    for at, folder in index.get(_run(name, 0), ()):
+        end = at + len(name)
+        if not text.startswith(name, at) or _run(text, end):
+            continue  # another name, or this one goes on
+        if folder not in top:
+            folders[folder] = None
+    return skill.memos.put(OUTSIDE_FOLDERS, list(folders), name)
+
+
 def _produced_folder(skill: Skill, path: str) -> str | None:
     """The folder SKILL.md places the file ``name`` in when that folder is not in the skill
     (`onboarding/contributor-guide.md`): the skill's output, not one of its files."""
@@ -221,13 +265,8 @@ def _produced_folder(skill: Skill, path: str) -> str | None:
     name = written.rpartition("/")[2]
     if not name or name not in text:
         return None
-    tree = tree_of(skill)
-    quoted = re.escape(name)
-    for match in re.finditer(rf"(?<![\w./-])([\w-][\w.-]*)/{quoted}(?![\w.-])", text):
-        folder = match.group(1)
-        if written.endswith(match.group(0)):
-            continue  # the link's own path, not another place for the file
-        if folder not in tree.children[""]:
+    for folder in _folders_outside(skill, text, name):
+        if not written.endswith(f"{folder}/{name}"):  # not the link's own path
             return f"{folder}/"
     return None
 
@@ -236,6 +275,9 @@ def _produced_folder(skill: Skill, path: str) -> str | None:
 # capitalised words in brackets, not a link's text (`](`), a reference (`][`, `]:`) or a
 # checkbox, footnote or admonition (`[x]`, `[X]`, `[^1]`, `[!NOTE]`): two letters at least
 _BARE_PLACEHOLDER = re.compile(r"(?<![\]\w!\\])\[[A-Z][A-Za-z]+(?: [A-Za-z/]+){0,4}\](?![(\[:])")
+
+
+LINE_PLACEHOLDER: Memo[str | None] = Memo("placeholder-on-line")  # per file and line
 
 
 def _placeholder_on_line(skill: Skill, use: LinkUse) -> str | None:
@@ -250,8 +292,12 @@ def _placeholder_on_line(skill: Skill, use: LinkUse) -> str | None:
     index = use.span.start.line - first
     if not 0 <= index < len(lines):
         return None
-    match = _BARE_PLACEHOLDER.search(lines[index])
-    return None if match is None else match.group(0)
+    # once per line: a line of thousands of links was searched again for each of them
+    part = f"{use.doc.rel}:{index}"
+    if not skill.memos.has(LINE_PLACEHOLDER, part):
+        match = _BARE_PLACEHOLDER.search(lines[index])
+        skill.memos.put(LINE_PLACEHOLDER, None if match is None else match.group(0), part)
+    return skill.memos.get(LINE_PLACEHOLDER, part)
 
 
 def _minor_target(skill: Skill, use: LinkUse) -> str | None:
