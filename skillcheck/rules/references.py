@@ -1,6 +1,6 @@
 """SK5xx: what SKILL.md and the skill's other Markdown files point at.
 
-Links are read with markdown-it-py (``skillcheck.source.markdown``) from SKILL.md's body and from
+Links are read with pyromark (``skillcheck.source.markdown``) from SKILL.md's body and from
 every other Markdown file of the skill (relative to that file), and resolved purely from the
 skill's walk (``skillcheck.analysis.paths``): nothing outside the skill is ever opened or stat'ed.
 URLs with a scheme are not checked; links inside code are not links. The check behind SK407
