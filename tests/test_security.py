@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import string
 import tempfile
 from pathlib import Path
 
 import pytest
 from conftest import invoke, lint_json, run_skillcheck, write_skill
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 DESCRIPTION = "Extracts text and tables from PDF files. Use when the user asks about PDFs."
@@ -616,3 +617,40 @@ def test_special_files_are_never_opened(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["diagnostics"] == []
     assert result.returncode == 0
+
+
+# The substitution forms as one alternation, as SK704 searched them before the shell forms
+# were given a literal start: the spans must be exactly those of one finditer over it.
+_SUBSTITUTED_REFERENCE = re.compile(
+    r"\b(?:ba|z)?sh\s+(?:-s\s+)?<\(\s*(?:curl|wget)\b[^\n)]{0,500}\)"
+    r"|\b(?:ba|z)?sh\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b[^\n)]{0,500}\)"
+    r"|(?i:\b(?:iex|Invoke-Expression)\s*\(+\s*(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod"
+    r"|New-Object\s+(?:System\.)?Net\.WebClient\)\s*\.DownloadString)\b)"
+)
+_ANY = st.sampled_from
+# one attempt at a form, every part of it varied: what comes before the shell's name, the
+# name, the spaces, the flag, the opener, the command, the tail and its end
+_SUBSTITUTION_ATTEMPT = st.tuples(
+    _ANY(["", " ", "x", "_", "-", ".", "/", "é", "\n", "("]),
+    _ANY(["sh", "bash", "zsh", "ash", "iex", "IEX", "Invoke-Expression", "curl"]),
+    _ANY(["", " ", "  ", "\n", "\t"]),
+    _ANY(["", "-s ", "-c ", "-c '", '-c "', "-x "]),
+    _ANY(["<(", "$(", "(", "((", "( ", ""]),
+    _ANY(["", " ", "\n"]),
+    _ANY(["curl", "wget", "iwr", "irm", "Invoke-WebRequest", "New-Object Net.WebClient)", "cat"]),
+    _ANY(["", " x", " https://e.x/i.sh", ".DownloadString", " iex (iwr a", "\n"]),
+    _ANY([")", "", "))", " )"]),
+)
+
+
+@given(st.lists(_SUBSTITUTION_ATTEMPT.map("".join), max_size=6).map(" ".join))
+@settings(max_examples=1000, deadline=None)
+@example('sh <(wget x) bash -s <(curl -fsSL u) and zsh -c "$(wget -qO- u)"')
+@example("bash\n<(curl x) xsh <(curl a) _zsh -c '$(curl b)'")
+@example("iex (iwr u); IEX(New-Object Net.WebClient).DownloadString('u')")
+@example("sh <(curl iex (iwr a) ) iex (iwr a sh <(curl b))")
+def test_substitution_spans_are_those_of_one_alternation(text: str) -> None:
+    from skillcheck.rules.security import substituted_spans
+
+    expected = [m.span() for m in _SUBSTITUTED_REFERENCE.finditer(text)]
+    assert substituted_spans(text) == expected
