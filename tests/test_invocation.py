@@ -50,6 +50,8 @@ def test_inline_and_block_commands_are_reported_at_the_bang(tmp_path: Path) -> N
         ("scripts/a.js", "const a = await prompts({ type: 'text' })\n", 1, 17),
         ("scripts/a.js", "const a = readlineSync.question('?')\n", 1, 11),
         ("scripts/a.ts", "const a = prompt('Name?')\n", 1, 11),
+        # `CI` only as a word is a non-interactive path: `SCI` is not
+        ("scripts/a.py", "MAGIC = SCI = 1\nx = input('?')\n", 2, 5),
     ],
 )
 def test_prompts_in_scripts_are_reported(
@@ -69,6 +71,7 @@ def test_prompts_in_scripts_are_reported(
         ("scripts/a.py", "value = self.input('x')\n"),
         ("scripts/a.sh", "#!/bin/sh\nwhile read -r line; do echo $line; done < f\n"),
         ("scripts/a.sh", "#!/bin/sh\n[ \"$1\" = --yes ] || read -p 'Sure? ' a\n"),
+        ("scripts/a.py", "if not os.environ.get('CI'):\n    x = input('?')\n"),
         ("assets/app/main.py", "x = input('?')\n"),  # a template the skill copies, not run
         ("references/example.py", "x = input('?')\n"),
     ],
