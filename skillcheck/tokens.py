@@ -507,7 +507,10 @@ class _PriceCache(dict):  # type: ignore[type-arg]
         self.price = price
 
     def __missing__(self, key: str) -> float:
-        cost = self.price(key)
+        return self.keep(key, self.price(key))
+
+    def keep(self, key: str, cost: float) -> float:
+        """Remember ``cost`` for ``key`` when it is short enough; starts over when full."""
         if len(key) <= _CACHE_KEY_MAX:
             if len(self) >= _CACHE_MAX:
                 self.clear()
@@ -555,11 +558,7 @@ class _PiecePrices(_PriceCache):
             cost: float = _VOCAB.count(piece)
         else:
             cost = _piece_cost(piece)
-        if len(piece) <= _CACHE_KEY_MAX:
-            if len(self) >= _CACHE_MAX:
-                self.clear()
-            self[piece] = cost
-        return cost
+        return self.keep(piece, cost)
 
 
 _piece_price = _PiecePrices(_piece_cost)
@@ -645,11 +644,7 @@ class _ChunkPrices(_PriceCache):
                 cost = sum(map(_piece_price.__getitem__, pieces))
         else:
             cost = _chunk_cost(chunk)
-        if len(chunk) <= _CACHE_KEY_MAX:
-            if len(self) >= _CACHE_MAX:
-                self.clear()
-            self[chunk] = cost
-        return cost
+        return self.keep(chunk, cost)
 
 
 _chunk_price = _ChunkPrices(_chunk_cost)
