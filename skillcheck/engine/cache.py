@@ -335,8 +335,8 @@ class ResultCache:
         record = self.load(root)
         if record is None:
             return None, None
-        held = record.get("identity")
-        if held is not None and held == identity(listing, self.trees):
+        known = record.get("identity")
+        if known is not None and known == identity(listing, self.trees):
             if extra is not None:
                 held = record.get("extra")
                 if type(held) is not list or len(held) != 2 or held[0] != extra:

@@ -519,8 +519,8 @@ _SUBSTITUTED_PS = LazyPattern(
     r"(?i:\b(?:iex|Invoke-Expression)\s*\(+\s*(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod"
     r"|New-Object\s+(?:System\.)?Net\.WebClient\)\s*\.DownloadString)\b)"
 )
-# What each form of _SUBSTITUTED needs, found faster than the pattern scans (its alternatives
-# start with \b, so the engine tries them at every offset): the two shell forms `sh`, a
+# What each substitution form needs, found faster than the patterns scan (the PowerShell one
+# starts with \b, so the engine tries it at every offset): the two shell forms `sh`, a
 # download command and `<(` or `$(`; the PowerShell form a "(" then (spaces and) a download,
 # found from the literal "(" (the same (?i) letters: `ı`, `K` fold as they do there).
 _SUBSTITUTED_PS_HINT = re.compile(
@@ -548,7 +548,7 @@ def substituted_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _may_substitute(text: str) -> bool:
-    """False when no form of _SUBSTITUTED can match in ``text``."""
+    """False when no substitution form (_SUBSTITUTED_SH, _SUBSTITUTED_PS) can match in ``text``."""
     if "sh" in text and ("curl" in text or "wget" in text) and ("<(" in text or "$(" in text):
         return True
     return _SUBSTITUTED_PS_HINT.search(text) is not None
