@@ -310,17 +310,7 @@ class _Text:
         count_lines = _LineIndex(text)
         plain_brackets = False
         last_definition = -2
-        pos = 0
-        while True:
-            opening, closing = text.find("[", pos), text.find("]", pos)
-            found = min(opening, closing) if opening >= 0 <= closing else max(opening, closing)
-            if found < 0:
-                break
-            start = text.rfind("\n", 0, found) + 1
-            end = text.find("\n", found)
-            if end < 0:
-                end = len(text)
-            pos = end
+        for start, end, _ in mark_lines(text, ("[", "]")):
             line = text[start:end]
             if "`" in line:
                 line = _CODE_SPAN.sub(_mask, line)
