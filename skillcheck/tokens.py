@@ -43,6 +43,7 @@ __all__ = [
     "TiktokenTokenizer",
     "Tokenizer",
     "count_tokens",
+    "estimate_ceiling",
     "estimate_tokens",
     "get_tokenizer",
 ]
@@ -57,6 +58,11 @@ class Tokenizer(Protocol):
     name: str
 
     def count(self, text: str) -> int: ...
+
+    def ceiling(self, text: str) -> int:
+        """At least ``count(text)``, found without counting: a budget rule counts only a
+        text whose ceiling is over its limit."""
+        ...
 
 
 # ---------------------------------------------------------------------------------------------
@@ -706,6 +712,44 @@ def _estimate_text(text: str, lines: list[str]) -> int:
     return max(1, round(total))
 
 
+# A ceiling of the estimate from C-speed counts, for the budget rules: most texts are far under
+# their budget, and proving it costs a few scans of the text instead of pricing every chunk.
+# Why it holds, charging every cost to a character of the text:
+# - a piece costs at most _CEIL_CHAR per ASCII character and 1.5 per UTF-8 byte of a non-ASCII
+#   one: a vocabulary split makes at most a token per character and a digit group one; a symbol
+#   chain one, plus at most one per neighbouring pair, plus each non-ASCII character's inner
+#   rate; an ASCII segment of a mixed word its base (at most 1.07 for one letter) plus a slope
+#   under one per letter; a non-ASCII letter its script's cost, plus once per run a constant;
+# - the first piece of a chunk is priced with a space before it: at most one more, charged to
+#   the whitespace character before the chunk (1.07 each, as any ASCII character) or, for the
+#   first chunk, to the text's start;
+# - a line break costs at most _NEWLINE more, a tab-indented line _TAB, a run of two or more
+#   spaces _SPACE_RUN (at most one run per two spaces); the other line starts cost less than 0;
+# - rounding adds at most a half.
+# tests/test_tokens.py checks that the tables keep to these bounds, and the ceiling itself on
+# random and adversarial texts.
+_CEIL_CHAR = 1.07
+_CEIL_EXTRA_BYTE = 1.93  # a character of n >= 2 bytes is allowed 1.07 + 1.93 (n - 1) >= 1.5 n
+_CEIL_START = 1.5  # the first chunk's space, and rounding
+
+
+def estimate_ceiling(text: str) -> int:
+    """An integer no lower than ``estimate_tokens(text)``, from counts of characters, bytes,
+    line breaks, tabs and spaces: about 1.2 per character of English prose, five times the
+    estimate, so only texts of a budget's size or more are counted."""
+    chars = len(text)
+    extra = 0 if text.isascii() else len(text.encode("utf-8", "surrogatepass")) - chars
+    bound = (
+        _CEIL_CHAR * chars
+        + _CEIL_EXTRA_BYTE * extra
+        + max(_NEWLINE, _NEWLINE_AFTER_SYMBOL) * text.count("\n")
+        + _TAB * text.count("\t")
+        + _SPACE_RUN / 2 * text.count(" ")
+        + _CEIL_START
+    )
+    return int(bound)
+
+
 class EstimateTokenizer:
     """The built-in estimator (no dependency); approximates tiktoken ``cl100k_base``."""
 
@@ -713,6 +757,9 @@ class EstimateTokenizer:
 
     def count(self, text: str) -> int:
         return estimate_tokens(text)
+
+    def ceiling(self, text: str) -> int:
+        return estimate_ceiling(text)
 
     def count_split(self, text: str, lines: list[str]) -> int:
         """``count(text)`` when the caller holds ``text.split("\\n")`` as ``lines``."""
@@ -739,6 +786,11 @@ class TiktokenTokenizer:
     def count(self, text: str) -> int:
         # encode_ordinary: a skill that mentions "<|endoftext|>" must not raise.
         return len(self._encoding.encode_ordinary(text))  # type: ignore[attr-defined]
+
+    def ceiling(self, text: str) -> int:
+        # every BPE token is at least one byte of the UTF-8 text (a lone surrogate is
+        # replaced by U+FFFD, three bytes, as surrogatepass writes it)
+        return len(text.encode("utf-8", "surrogatepass"))
 
     def __repr__(self) -> str:
         return f"TiktokenTokenizer({self.name!r})"

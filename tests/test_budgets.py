@@ -417,11 +417,8 @@ def test_bad_tokenizer_in_the_config_names_the_file(tmp_path: Path) -> None:
     assert f"{tmp_path / 'skillcheck.toml'}: tokenizer: unknown tiktoken encoding" in result.stderr
 
 
-def test_figures_are_counted_once_per_skill_and_shared(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Every SK6xx rule and the statistics table share one count of each tier."""
-    _two_skills(tmp_path)
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the estimator counts from now on."""
     counted: list[str] = []
     real = tokens.EstimateTokenizer.count
     real_split = tokens.EstimateTokenizer.count_split
@@ -437,11 +434,42 @@ def test_figures_are_counted_once_per_skill_and_shared(
 
     monkeypatch.setattr(tokens.EstimateTokenizer, "count", count)
     monkeypatch.setattr(tokens.EstimateTokenizer, "count_split", count_split)
-    result = invoke("lint", "--isolated", "--statistics", "--select", "SK6", ".", cwd=tmp_path)
+    return counted
+
+
+_ALL_OVER = "[budgets]\ncatalog-tokens = 1\nbody-tokens = 1\nreference-tokens = 1\n"
+
+
+@pytest.mark.parametrize("budgets", ["", _ALL_OVER])
+def test_figures_are_counted_once_per_skill_and_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budgets: str
+) -> None:
+    """Every SK6xx rule and the statistics table share one count of each tier."""
+    _two_skills(tmp_path)
+    args = config(tmp_path, budgets) if budgets else ["--isolated"]
+    counted = _counted(monkeypatch)
+    result = invoke("lint", *args, "--statistics", "--select", "SK6", ".", cwd=tmp_path)
     assert result.exit_code == 0
     # per skill: catalog + body + each reference file, once
     assert len(counted) == (1 + 1 + 2) + (1 + 1 + 0)
     assert len(set(counted)) == len(counted)
+    assert ("Found 6 warnings" in result.output) is bool(budgets)
+
+
+def test_texts_their_ceiling_proves_under_budget_are_not_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _two_skills(tmp_path)
+    counted = _counted(monkeypatch)
+    result = invoke("lint", "--isolated", "--select", "SK6", ".", cwd=tmp_path)
+    assert result.exit_code == 0 and "SK60" not in result.output
+    assert counted == []
+    # over a budget the ceiling cannot rule out, each tier is counted for its message
+    result = invoke("lint", *config(tmp_path, _ALL_OVER), "--select", "SK6", ".", cwd=tmp_path)
+    assert len(counted) == (1 + 1 + 2) + (1 + 1 + 0)
+    for text in counted:
+        count = tokens.estimate_tokens(text)
+        assert f" is {count} tokens, over the budget of 1 (estimate)" in result.output
 
 
 def test_tiktoken_is_loaded_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -494,3 +494,67 @@ def test_the_memo_of_long_texts_never_changes_a_count() -> None:
     tokens._clear_caches()
     assert [estimate_tokens(t) for t in (a, b, a, b)] == [fresh[a], fresh[b], fresh[a], fresh[b]]
     assert len(tokens._memo) == 2
+
+
+# --------------------------------------------------------------------------------------------
+# The ceiling the budget rules test before counting (tokens.estimate_ceiling)
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_pricing_tables_keep_to_the_bounds_the_ceiling_assumes() -> None:
+    # a recalibration that breaks one of these must revisit estimate_ceiling's argument
+    pair_rates = [*tokens._PAIR.values(), *tokens._PAIR_DEFAULT.values()]
+    assert max(pair_rates) <= 1.0
+    inner = {**tokens._INNER, **{f"<{k}>": v for k, v in tokens._INNER_DEFAULT.items()}}
+    assert max(inner.values()) <= 2.0  # 1 + 2 <= 1.5 per byte of a 2-byte character
+    for (_context, shape), (base, _knee, slope) in tokens._WORD.items():
+        assert slope <= 1.0
+        # one letter is "low" or "cap"; "up" needs two
+        assert base <= (tokens._CEIL_CHAR if shape != "up" else 2 * tokens._CEIL_CHAR)
+    for run, per_char in tokens._SCRIPT.values():
+        assert run + per_char <= 3.0 and per_char <= 3.0  # 1.5 per byte of 2 bytes
+    assert tokens._PREFIX_UNI <= tokens._CEIL_CHAR
+    assert tokens._PREFIX_SYMBOL_UNI <= 0
+    assert tokens._INDENT - tokens._SPACE_RUN <= 0 and tokens._DIGIT_LINE <= 0
+    assert tokens._TAB >= 0 and tokens._SPACE_RUN >= 0
+
+
+# the characters the ceiling is tightest on: digits at line starts, symbols glued to spaces,
+# two-byte letters of the "other" script (Hebrew), emoji, whitespace of every kind
+_TIGHT = st.text(
+    st.sampled_from([*"1 \n\t(|-*'x.A", "\u05d0", "\u05d1", "\u0531", "✅", "🔴", "\xa0"]),
+    max_size=300,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_MIXED, _TIGHT))
+def test_the_ceiling_is_never_below_the_estimate(text: str) -> None:
+    assert estimate_tokens(text) <= tokens.estimate_ceiling(text)
+    lines = text.split("\n")
+    assert EstimateTokenizer().count_split(text, lines) <= EstimateTokenizer().ceiling(text)
+
+
+@pytest.mark.parametrize("template", ["{c}", " {c}", "x{c}", "{c}x", "({c}{c}", "\n{c}{c}{c}\n1"])
+def test_the_ceiling_holds_for_every_character(template: str) -> None:
+    # every code point of the Basic Multilingual Plane and a stride through the others,
+    # alone and beside the neighbours that change how it is priced
+    points = [*range(0xD800), *range(0xE000, 0x10000), *range(0x10000, 0x110000, 97)]
+    texts = [template.format(c=chr(cp)) for cp in points]
+    worse = [t for t in texts if estimate_tokens(t) > tokens.estimate_ceiling(t)]
+    assert worse == []
+
+
+def test_the_ceiling_of_prose_is_about_a_token_per_character() -> None:
+    # loose (five times the estimate), but cheap: a budget of 10,000 tokens spares counting
+    # Markdown files of up to ~8 kB, a third of the real-world corpus's text
+    prose = "Read each section in order, then record the page ranges (see `notes.md`).\n" * 100
+    assert estimate_tokens(prose) <= tokens.estimate_ceiling(prose) <= 1.25 * len(prose)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_MIXED)
+def test_the_tiktoken_ceiling_is_never_below_its_count(text: str) -> None:
+    pytest.importorskip("tiktoken")
+    tok = get_tokenizer("tiktoken:cl100k_base")
+    assert tok.count(text) <= tok.ceiling(text)

@@ -35,6 +35,7 @@ from skillcheck.engine.check import check_collection, check_skill
 from skillcheck.engine.summary import summarise
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
+from skillcheck.rules.budgets import skill_figures, tokenizer_spec
 from skillcheck.rules.collection import load_group
 from skillcheck.source.display import display_path
 from skillcheck.source.load import load_skill, scan
@@ -165,6 +166,8 @@ class Checker:
 
         root = skill.root
         cache = self.cache
+        if self.figures:  # counted once, before the budget rules, which then read them
+            skill_figures(skill, tokenizer_spec(self.ctx))
         diagnostics = check_skill(skill, self.rules, self.ctx)
         summary = summarise(skill, diagnostics, self.ctx, self.figures)
         extra = self._derive(skill, summary)

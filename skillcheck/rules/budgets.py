@@ -31,6 +31,7 @@ from skillcheck.source.display import safe
 from skillcheck.source.load import read_text
 from skillcheck.source.markdown import is_markdown
 from skillcheck.source.skill import (
+    Document,
     Finding,
     Impact,
     Memo,
@@ -38,6 +39,7 @@ from skillcheck.source.skill import (
     Pos,
     Severity,
     Skill,
+    SkillFile,
     SkillSummary,
     Span,
 )
@@ -182,6 +184,35 @@ def has_toc(lines: list[str]) -> bool:
 FIGURES: Memo[SkillFigures] = Memo("figures")  # per tokenizer spec
 
 
+def body_lines_of(doc: Document) -> int:
+    """``count_lines`` of the SKILL.md body's lines."""
+    count = len(doc.lines) - doc.body_line + 1
+    return count - 1 if count > 0 and doc.lines[-1] == "" else max(count, 0)
+
+
+def _body_split(doc: Document) -> list[str]:
+    """``doc.body.split("\\n")``, without splitting it again when the document has it."""
+    fm = doc.frontmatter
+    if fm is None or fm.close_line is None:  # the body is the text as read (CR and all)
+        return doc.body.split("\n")
+    return doc.lines[doc.body_line - 1 :]  # the body is these lines joined with "\n"
+
+
+def reference_texts(skill: Skill) -> Iterator[tuple[SkillFile, str]]:
+    """Each readable Markdown file of the skill other than SKILL.md, with its text."""
+    for entry in skill.files:
+        if entry.kind == "file" and is_reference(skill, entry.rel, entry.path):
+            text = read_text(skill, entry)
+            if text is not None:
+                yield entry, text
+
+
+def _toc(text: str, lines: list[str]) -> bool:
+    # a contents heading needs "contents", a list of anchor links "](#": without either
+    # (casefold covers what IGNORECASE matches) there is none to look for
+    return ("](#" in text or "contents" in text.casefold()) and has_toc(lines)
+
+
 def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
     """The skill's figures for tokenizer ``spec``, computed on first use and cached."""
     cached = skill.memos.get(FIGURES, spec)
@@ -192,20 +223,10 @@ def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
     catalog = catalog_text(skill) if doc is not None else None
     body_tokens = body_lines = 0
     if doc is not None:
-        lines = doc.lines[doc.body_line - 1 :]
-        body_lines = count_lines(lines)
-        fm = doc.frontmatter
-        if fm is None or fm.close_line is None:  # the body is the text as read (CR and all)
-            lines = doc.body.split("\n")
-        # else the body is those lines joined with "\n": they are its split
-        body_tokens = _count(tokenizer, doc.body, lines)
+        body_lines = body_lines_of(doc)
+        body_tokens = _count(tokenizer, doc.body, _body_split(doc))
     refs = []
-    for entry in skill.files:
-        if entry.kind != "file" or not is_reference(skill, entry.rel, entry.path):
-            continue
-        text = read_text(skill, entry)
-        if text is None:
-            continue
+    for entry, text in reference_texts(skill):
         lines = text.split("\n")
         refs.append(
             ReferenceFigures(
@@ -213,9 +234,7 @@ def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
                 path=entry.path,
                 lines=count_lines(lines),
                 tokens=_count(tokenizer, text, lines),
-                # a contents heading needs "contents", a list of anchor links "](#": without
-                # either (casefold covers what IGNORECASE matches) there is none to look for
-                has_toc=("](#" in text or "contents" in text.casefold()) and has_toc(lines),
+                has_toc=_toc(text, lines),
             )
         )
     figures = SkillFigures(
@@ -226,6 +245,16 @@ def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
         references=tuple(refs),
     )
     return skill.memos.put(FIGURES, figures, spec)
+
+
+def _over(tokenizer: Tokenizer, text: str, limit: int, lines: list[str] | None = None) -> int:
+    """The tokens of ``text`` if they are over ``limit``, else 0. A run that reports no
+    figures counts only what the tokenizer's ceiling cannot prove under the limit: most texts
+    (a run with ``--statistics`` or ``pack`` counted every tier first, see ``skill_figures``)."""
+    if tokenizer.ceiling(text) <= limit:
+        return 0
+    count = tokenizer.count(text) if lines is None else _count(tokenizer, text, lines)
+    return count if count > limit else 0
 
 
 def _count(tokenizer: Tokenizer, text: str, lines: list[str]) -> int:
@@ -312,13 +341,18 @@ def catalog_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "catalog-tokens", CATALOG_TOKENS)
     if skill.doc is None or usable_frontmatter(skill) is None or limit is None:
         return
-    figures = skill_figures(skill, tokenizer_spec(ctx))
-    count = figures.catalog_tokens
-    if count is None or count <= limit:
+    spec = tokenizer_spec(ctx)
+    figures = skill.memos.get(FIGURES, spec)
+    if figures is not None:
+        count = figures.catalog_tokens or 0
+    else:
+        catalog = catalog_text(skill)
+        count = 0 if catalog is None else _over(tokenizer_for(spec), catalog, limit)
+    if count <= limit:
         return
     yield Finding(
         f"the catalog entry (name + description) is {count} tokens, over the budget of {limit}"
-        f" ({figures.tokenizer}); it is in every prompt: keep what the skill does and when to"
+        f" ({spec}); it is in every prompt: keep what the skill does and when to"
         " use it, move the rest into the body",
         span=_description_span(skill),
     )
@@ -357,15 +391,21 @@ def catalog_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
 )
 def body_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "body-tokens", BODY_TOKENS)
-    if skill.doc is None or limit is None:
+    doc = skill.doc
+    if doc is None or limit is None:
         return
-    figures = skill_figures(skill, tokenizer_spec(ctx))
-    if figures.body_tokens <= limit:
+    spec = tokenizer_spec(ctx)
+    figures = skill.memos.get(FIGURES, spec)
+    if figures is not None:
+        count = figures.body_tokens
+    else:
+        count = _over(tokenizer_for(spec), doc.body, limit, _body_split(doc))
+    if count <= limit:
         return
     line = _first_body_line(skill)
     yield Finding(
-        f"the body is {figures.body_tokens} tokens, over the budget of {limit}"
-        f" ({figures.tokenizer}); it is loaded whole when the skill is used: move detail into"
+        f"the body is {count} tokens, over the budget of {limit}"
+        f" ({spec}); it is loaded whole when the skill is used: move detail into"
         " reference files under references/ and link to them",
         span=Span(Pos(line, 1), Pos(line, 2)),
     )
@@ -404,12 +444,12 @@ def body_lines(skill: Skill, ctx: Context) -> Iterator[Finding]:
     doc = skill.doc
     if doc is None or limit is None:
         return
-    figures = skill_figures(skill, tokenizer_spec(ctx))
-    if figures.body_lines <= limit:
+    count = body_lines_of(doc)
+    if count <= limit:
         return
     line = doc.body_line + limit  # the first body line past the budget
     yield Finding(
-        f"the body is {figures.body_lines} lines, over the budget of {limit}; line {line} and"
+        f"the body is {count} lines, over the budget of {limit}; line {line} and"
         " below are past it: move detail into reference files and link to them",
         span=Span(Pos(line, 1), Pos(line, 2)),
     )
@@ -463,14 +503,16 @@ def reference_no_toc(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "reference-lines", REFERENCE_LINES)
     if limit is None:
         return
-    for ref in skill_figures(skill, tokenizer_spec(ctx)).references:
-        if ref.lines > limit and not ref.has_toc:
+    for entry, text in reference_texts(skill):
+        lines = text.split("\n")
+        count = count_lines(lines)
+        if count > limit and not _toc(text, lines):
             yield Finding(
-                f"{ref.rel} is {ref.lines} lines (over {limit}) and has no table of contents;"
+                f"{entry.rel} is {count} lines (over {limit}) and has no table of contents;"
                 " add a list of links to its sections at the top so a partial read shows what"
                 " it covers",
                 span=Span(Pos(1, 1), Pos(1, 2)),
-                path=ref.path,
+                path=entry.path,
             )
 
 
@@ -508,15 +550,24 @@ def reference_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     limit = budget(ctx, "reference-tokens", REFERENCE_TOKENS)
     if limit is None:
         return
-    figures = skill_figures(skill, tokenizer_spec(ctx))
-    for ref in figures.references:
-        if ref.tokens > limit:
+    spec = tokenizer_spec(ctx)
+    figures = skill.memos.get(FIGURES, spec)
+    if figures is not None:
+        over = [(ref.rel, ref.path, ref.tokens) for ref in figures.references]
+    else:
+        tokenizer = tokenizer_for(spec)
+        over = [
+            (entry.rel, entry.path, _over(tokenizer, text, limit, None))
+            for entry, text in reference_texts(skill)
+        ]
+    for rel, path, count in over:
+        if count > limit:
             yield Finding(
-                f"{ref.rel} is {ref.tokens} tokens, over the budget of {limit}"
-                f" ({figures.tokenizer}); split it by topic into smaller files linked from"
+                f"{rel} is {count} tokens, over the budget of {limit}"
+                f" ({spec}); split it by topic into smaller files linked from"
                 " SKILL.md",
                 span=Span(Pos(1, 1), Pos(1, 2)),
-                path=ref.path,
+                path=path,
             )
 
 
