@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from skillcheck.package.catalog import build_manifest
 from skillcheck.schemas import load_schema
-from skillcheck.schemas.subset import validate
+from skillcheck.schemas.subset import is_valid, validate
 from skillcheck.source.load import load_skill
 
 SCHEMA = load_schema("config.schema.json")
@@ -44,6 +44,7 @@ configs = st.dictionaries(st.sampled_from(KEYS), values, max_size=4)
 def test_subset_validator_agrees_with_jsonschema(config: dict) -> None:
     expected = jsonschema.Draft202012Validator(SCHEMA).is_valid(config)
     assert (not validate(config, SCHEMA)) == expected
+    assert is_valid(config, SCHEMA) == expected
 
 
 def test_valid_config_passes_and_bad_values_fail() -> None:
@@ -91,7 +92,8 @@ def _paths(value: object, path: tuple = ()) -> list[tuple]:
     return found
 
 
-REPLACEMENTS = [None, True, 0, 1, 1.0, -1, "", "x" * 300, "Not-A-Name", "sha256:00", [], {}, [1]]
+REPLACEMENTS = [None, True, 0, 1, 1.0, -1, float("nan"), "", "x" * 300, "Not-A-Name",
+                "sha256:00", [], {}, [1]]  # fmt: skip
 
 
 def test_subset_validator_agrees_with_jsonschema_on_manifests(tmp_path: Path) -> None:
@@ -114,6 +116,7 @@ def test_subset_validator_agrees_with_jsonschema_on_manifests(tmp_path: Path) ->
                 parent[path[-1]] = replacement
             expected = jsonschema_validator.is_valid(mutant)
             errors = validate(mutant, MANIFEST_SCHEMA)
+            assert is_valid(mutant, MANIFEST_SCHEMA) == (not errors), (path, replacement)
             tried += 1
             refused += bool(errors)
             if expected and errors:  # only a non-integer number may be refused beyond it

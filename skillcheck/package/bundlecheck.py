@@ -40,7 +40,7 @@ from skillcheck.package.catalog import (
     skill_digest,
 )
 from skillcheck.schemas import load_schema
-from skillcheck.schemas.subset import validate
+from skillcheck.schemas.subset import is_valid
 
 # --- checking members against the manifest ---------------------------------------------------
 
@@ -194,7 +194,7 @@ def _subset_refuses(manifest: Any) -> bool | None:
     of jsonschema's time; None when the schema outgrew the subset. It refuses more than
     jsonschema (integers must be ints, not 1.0 or True)."""
     try:
-        return bool(validate(manifest, _schema()))
+        return not is_valid(manifest, _schema())
     except ValueError:
         return None
 
