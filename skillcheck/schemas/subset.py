@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 SUPPORTED = frozenset(
     {
@@ -65,6 +65,9 @@ def _equal(a: Any, b: Any) -> bool:
 Path = tuple[str | int, ...]
 # a compiled schema node: appends the instance's violations to the list
 Check = Callable[[Any, Path, list[SchemaError]], None]
+# a compiled node of is_valid: whether the instance is valid
+Test = Callable[[Any], bool]
+F = TypeVar("F", Check, Test)
 _COMPILED: dict[int, tuple[dict[str, Any], Check]] = {}  # id(root schema) -> (schema, check)
 
 
@@ -99,28 +102,39 @@ def _kinds(declared: Any) -> list[Callable[[Any], bool]]:
     return [_TYPES[kind] for kind in names]
 
 
-class _Compiler:
+class _Builder(Generic[F]):
+    """Compiles a schema once into one function per node (``F``: a Check or a Test)."""
+
     def __init__(self, root: dict[str, Any]) -> None:
         self.root = root
-        self.done: dict[int, Check] = {}
+        self.done: dict[int, F] = {}
 
     def resolve(self, ref: str) -> dict[str, Any]:
         return _resolve(self.root, ref)
 
-    def compile(self, sub: dict[str, Any]) -> Check:
+    def compile(self, sub: dict[str, Any]) -> F:
         found = self.done.get(id(sub))
         if found is not None:
             return found
-        body: list[Check] = []  # filled below; a $ref cycle reaches this node through it
-
-        def node(value: Any, path: Path, out: list[SchemaError]) -> None:
-            body[0](value, path, out)
-
-        self.done[id(sub)] = node
+        body: list[F] = []  # filled below; a $ref cycle reaches this node through it
+        self.done[id(sub)] = cast(F, lambda *args: body[0](*args))
         body.append(self._build(sub))
         self.done[id(sub)] = body[0]  # later references call it directly
         return body[0]
 
+    def _build(self, sub: dict[str, Any]) -> F:
+        raise NotImplementedError
+
+    def _object_parts(self, sub: dict[str, Any]) -> tuple[dict[str, F], list[str], F | None, bool]:
+        """An object node's property functions, required keys, additional-properties function
+        and whether it is closed (``additionalProperties: false``)."""
+        props = {key: self.compile(value) for key, value in sub.get("properties", {}).items()}
+        extra = sub.get("additionalProperties", True)
+        extra_fn = self.compile(extra) if isinstance(extra, dict) else None
+        return props, list(sub.get("required", ())), extra_fn, extra is False
+
+
+class _Compiler(_Builder[Check]):
     def _build(self, sub: dict[str, Any]) -> Check:
         """The checks of one node, in a fixed order; a wrong type ends the node's checks."""
         _check_keywords(sub)
@@ -254,11 +268,7 @@ class _Compiler:
         return check
 
     def _object(self, sub: dict[str, Any]) -> Check:
-        props = {key: self.compile(value) for key, value in sub.get("properties", {}).items()}
-        required = list(sub.get("required", ()))
-        extra = sub.get("additionalProperties", True)
-        extra_check = self.compile(extra) if isinstance(extra, dict) else None
-        closed = extra is False
+        props, required, extra_check, closed = self._object_parts(sub)
 
         def check_object(value: Any, path: Path, out: list[SchemaError]) -> None:
             if not isinstance(value, dict):
@@ -291,7 +301,6 @@ def _violations(check: Check, value: Any, path: Path) -> list[SchemaError]:
 # path: what a caller that expects a valid instance and needs no message runs (each cached
 # pack record, a manifest before it is written). Tests check it agrees with ``validate``.
 
-Test = Callable[[Any], bool]
 _TESTS: dict[int, tuple[dict[str, Any], Test]] = {}  # id(root schema) -> (schema, test)
 
 
@@ -316,21 +325,7 @@ def _every(tests: list[Test]) -> Test:
     return test
 
 
-class _Tester:
-    def __init__(self, root: dict[str, Any]) -> None:
-        self.root = root
-        self.done: dict[int, Test] = {}
-
-    def compile(self, sub: dict[str, Any]) -> Test:
-        found = self.done.get(id(sub))
-        if found is not None:
-            return found
-        body: list[Test] = []  # filled below; a $ref cycle reaches this node through it
-        self.done[id(sub)] = lambda value: body[0](value)
-        body.append(self._build(sub))
-        self.done[id(sub)] = body[0]
-        return body[0]
-
+class _Tester(_Builder[Test]):
     def _build(self, sub: dict[str, Any]) -> Test:
         _check_keywords(sub)
         tests: list[Test] = []
@@ -378,11 +373,7 @@ class _Tester:
         return _every(tests) if tests else lambda v: True
 
     def _object(self, sub: dict[str, Any]) -> Test:
-        props = {key: self.compile(value) for key, value in sub.get("properties", {}).items()}
-        required = list(sub.get("required", ()))
-        extra = sub.get("additionalProperties", True)
-        extra_test = self.compile(extra) if isinstance(extra, dict) else None
-        closed = extra is False
+        props, required, extra_test, closed = self._object_parts(sub)
 
         def test_object(value: Any) -> bool:
             if not isinstance(value, dict):
