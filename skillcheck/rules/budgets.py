@@ -5,10 +5,12 @@ body when the skill is chosen, and reads reference files on demand. Each tier ha
 (the specification's ~100 tokens, < 5000 tokens and < 500 lines); all of them are set under
 ``budgets`` in the configuration.
 
-The figures (tokens per tier, lines) are computed once per skill and run by
-:func:`skill_figures` and cached on the skill, so the rules here, ``--statistics`` and anything
-else that reports them share one count. The tokenizer comes from the ``tokenizer`` option
-(config ``tokenizer`` or ``--tokenizer``); ``skillcheck.tokens`` loads each one once per process.
+When a run reports the figures (tokens per tier, lines: ``--statistics``, the JSON report,
+``pack``), :func:`skill_figures` computes them once per skill and caches them on the skill, and
+the rules here read that count. Otherwise a rule counts a text only when the tokenizer's
+ceiling (``Tokenizer.ceiling``) cannot prove it under the budget. The tokenizer comes from the
+``tokenizer`` option (config ``tokenizer`` or ``--tokenizer``); ``skillcheck.tokens`` loads each
+one once per process.
 """
 
 from __future__ import annotations
@@ -248,9 +250,10 @@ def skill_figures(skill: Skill, spec: str = DEFAULT_TOKENIZER) -> SkillFigures:
 
 
 def _over(tokenizer: Tokenizer, text: str, limit: int, lines: list[str] | None = None) -> int:
-    """The tokens of ``text`` if they are over ``limit``, else 0. A run that reports no
-    figures counts only what the tokenizer's ceiling cannot prove under the limit: most texts
-    (a run with ``--statistics`` or ``pack`` counted every tier first, see ``skill_figures``)."""
+    """The tokens of ``text`` if they are over ``limit``, else 0: counted only when the
+    tokenizer's ceiling cannot prove them under it (most texts are far under). For a run
+    that reports figures (``--statistics``, the JSON report, ``pack``) the runner counted
+    every tier first (``skill_figures``), and the rules read those counts instead."""
     if tokenizer.ceiling(text) <= limit:
         return 0
     count = tokenizer.count(text) if lines is None else _count(tokenizer, text, lines)
