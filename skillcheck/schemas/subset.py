@@ -305,7 +305,8 @@ _TESTS: dict[int, tuple[dict[str, Any], Test]] = {}  # id(root schema) -> (schem
 
 
 def is_valid(instance: Any, schema: dict[str, Any]) -> bool:
-    """``not validate(instance, schema)``, in about half the time on a valid instance."""
+    """``not validate(instance, schema)``, in about two-thirds of its time on a valid
+    instance (a warm pack of 1,000 skills: 45 ms instead of 70)."""
     cached = _TESTS.get(id(schema))
     if cached is None or cached[0] is not schema:
         cached = _TESTS[id(schema)] = (schema, _Tester(schema).compile(schema))
@@ -333,7 +334,7 @@ class _Tester(_Builder[Test]):
             kinds = _kinds(sub["type"])
             tests.append(kinds[0] if len(kinds) == 1 else lambda v: any(k(v) for k in kinds))
         if "$ref" in sub:
-            tests.append(self.compile(_resolve(self.root, sub["$ref"])))
+            tests.append(self.compile(self.resolve(sub["$ref"])))
         if "enum" in sub:
             enum = sub["enum"]
             tests.append(lambda v: v in enum)
