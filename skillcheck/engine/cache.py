@@ -43,7 +43,7 @@ from typing import Any
 from skillcheck import __version__
 from skillcheck.engine.summary import diagnostic_from_json, diagnostic_to_json, from_json, to_json
 from skillcheck.source.atomic import write_atomic
-from skillcheck.source.load import is_within, read_file
+from skillcheck.source.load import link_readable, read_file
 from skillcheck.source.skill import Skill, SkillSummary
 
 FORMAT = 1
@@ -181,8 +181,7 @@ def _linked_skill_md(entries: list[Any], trees: tuple[str, ...]) -> list[Any]:
             except OSError:
                 return [None]  # dangling or looping: the listing's link target says which
             real = Path(os.path.realpath(e[8]))
-            root = Path(os.path.realpath(os.path.dirname(e[8])))
-            readable = is_within(real, root) or any(is_within(real, Path(t)) for t in trees)
+            readable = link_readable(real, Path(os.path.realpath(os.path.dirname(e[8]))), trees)
             times = [info.st_mtime_ns, info.st_ctime_ns]
             return [[info.st_size, info.st_mode, *times, info.st_ino, readable]]
     return []

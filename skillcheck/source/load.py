@@ -47,6 +47,13 @@ def is_within(path: Path, root: Path) -> bool:
     return True
 
 
+def link_readable(resolved: Path, real_root: Path, trees: tuple[str, ...]) -> bool:
+    """Whether a SKILL.md linked to ``resolved`` is read: the file lies in its skill
+    (``real_root``, resolved) or in one of the linted ``trees``, as runtimes follow the link;
+    a link to anywhere else is never opened."""
+    return is_within(resolved, real_root) or any(is_within(resolved, Path(t)) for t in trees)
+
+
 def read_regular(path: Path, limit: int = MAX_READ) -> tuple[bytes, int]:
     """Read at most ``limit`` bytes of a regular file; (bytes, real size).
 
@@ -280,10 +287,10 @@ def load_skill(
         except (OSError, RuntimeError):
             skill.read_error = f"a dangling or looping symlink (to {link})"
             return skill
+        if not link_readable(resolved, real_root, trees):
+            skill.read_error = f"a symlink to {link}, outside the skill"
+            return skill
         if not is_within(resolved, real_root):
-            if not any(is_within(resolved, Path(tree)) for tree in trees):
-                skill.read_error = f"a symlink to {link}, outside the skill"
-                return skill
             skill.skill_md_target = resolved
         target = resolved
         try:
