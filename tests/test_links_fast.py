@@ -261,3 +261,32 @@ def test_catalog_references_are_the_same_with_and_without_the_scan(
     assert catalog("slow.json") == fast
     expected = ["assets/logo.png", "references/api.md", "references/spec.md"]
     assert fast == sorted([*expected, "references/html.md"] if html else expected)
+
+
+# --- segments cut only where a path could be -------------------------------------------------
+
+MARKED = st.lists(
+    st.sampled_from(
+        ["scripts/run.py", "`references/r.md`", "/home/u/x", "file:///x", "C:\\x", "a\\b",
+         "scripts\\/x", "scripts&#47;x", "assets/", "**references/**", "<b>scripts/</b>"]
+    )
+    | st.sampled_from(INLINE),
+    max_size=4,
+).map(" ".join)  # fmt: skip
+MARKS = [("scripts/", "references/", "assets/"), ("\\", "/Users/", "/home/", "/root/", "file:/")]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(LINE_PREFIX), MARKED), max_size=10),
+    st.sampled_from(MARKS),
+)
+def test_segments_holding_a_mark_are_all_cut(lines: list[tuple[str, str]], marks) -> None:
+    # the path rules read segments_holding(marks) instead of segments: every segment whose
+    # text holds a mark must be among them, in the same order, and nothing else may appear
+    text = "\n".join(prefix + rest for prefix, rest in lines)
+    every = markdown.parse(lf_lines(text), 1).segments
+    some = markdown.parse(lf_lines(text), 1).segments_holding(marks)
+    rest = iter(every)
+    assert all(any(s == t for t in rest) for s in some)  # a subsequence of the segments
+    assert all(s in some for s in every if any(m in s.text for m in marks))

@@ -149,6 +149,22 @@ class Markdown:
             self._pending = []
         return self._segments
 
+    def segments_holding(self, marks: tuple[str, ...]) -> list[Segment]:
+        """The segments (in document order) of the paragraphs and headings whose source
+        holds one of ``marks``: every segment whose text holds one, without cutting the
+        other blocks into segments (most blocks, for the marks of a path)."""
+        if self._segments is not None:
+            return self._segments
+        source = self._source
+        needles = [mark.encode() for mark in marks]
+        out: list[Segment] = []
+        for block in self._pending:
+            first, last, _quotes, special = block
+            end = max([last, *(piece[1] for piece in special)])
+            if any(source.data.find(needle, first, end) >= 0 for needle in needles):
+                _segments(source, block, out)
+        return out
+
     def has_anchor(self, fragment: str) -> bool:
         """Whether ``#fragment`` lands on a heading or an HTML id in this file."""
         return has_anchor((h.slug for h in self.headings), self.html_ids, fragment)
