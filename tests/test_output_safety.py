@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import run_skillcheck, write_skill
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillcheck.source.display import display_path
 
 
 def test_text_output_never_starts_a_line_with_a_workflow_command(tmp_path) -> None:
@@ -40,3 +45,22 @@ def test_json_output_with_undecodable_file_names_is_valid_utf8_json(tmp_path) ->
     assert proc.returncode == 1, proc.stderr
     report = json.loads(out.read_bytes().decode("utf-8"))
     assert {d["path"] for d in report["diagnostics"]} == {"bad\\xffname/SKILL.md"}
+
+
+_PART = st.sampled_from(["a", "b", "ab", "..", ".", "x y", "é", "a\\b", "\udcff"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.booleans(), st.lists(_PART, max_size=4), st.booleans(), st.lists(_PART, max_size=4))
+def test_display_path_is_relative_to_where_it_applies(
+    absolute: bool, parts: list[str], base_absolute: bool, base_parts: list[str]
+) -> None:
+    # display_path compares parts itself on POSIX (a report shows every skill's paths): it
+    # must say what Path.relative_to says, "." for the directory itself, else the whole path
+    path = Path(("/" if absolute else "") + "/".join(parts))
+    base = Path(("/" if base_absolute else "") + "/".join(base_parts)) if base_parts else Path("/")
+    try:
+        expected = path.relative_to(base).as_posix() or "."
+    except ValueError:
+        expected = path.as_posix()
+    assert display_path(path, base) == expected
