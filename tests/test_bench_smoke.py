@@ -30,7 +30,9 @@ ROWS = [
     "lint cold, same tree",
     "pack -o out.tar.gz, 20 skills, warm cache",
     "tar czf, same files",
-]
+    *(f"lint {kind}, 20 skills, --format {fmt}" for fmt in ("json", "sarif", "github", "junit")
+      for kind in ("cold", "warm")),
+]  # fmt: skip
 FIGURE = r"\s+(\d+)\s+(\d+(?:\.\d+)?) (ms|s|MB)\s"
 
 
