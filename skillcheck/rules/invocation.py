@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from skillcheck.rules.base import Context, rule, usable_frontmatter
+from skillcheck.source.anchors import mark_lines
 from skillcheck.source.load import read_file, read_text
 from skillcheck.source.skill import Finding, Impact, Outcome, Pos, Severity, Skill, SkillFile, Span
 
@@ -229,18 +230,26 @@ def interactive_script(skill: Skill, ctx: Context) -> Iterator[Finding]:
         # the words first: most scripts ask nothing, and `in` is far cheaper than the scan
         if text is None or not any(word in text for word in words):
             continue
-        if _NON_INTERACTIVE.search(text):
-            continue
         pattern = {"python": _PY_PROMPT, "shell": _SH_PROMPT, "javascript": _JS_PROMPT}[language]
         count = 0
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not any(word in line for word in words):
-                continue
+        number = 1
+        counted = 0  # line numbers: the line breaks before ``counted`` are in ``number``
+        interactive: bool | None = None  # whether the script has no non-interactive path
+        # only the lines holding a word (mark_lines finds them without splitting the text)
+        for start, end, _ in mark_lines(text, words):
+            line = text[start:end]
             match = pattern.search(line)
             if match is None or _comment(line, language):
                 continue
             if line[: match.start()].rstrip().endswith("def"):
                 continue  # `def input(...)` defines, not asks
+            # looked for at the first question: most scripts holding a word ask nothing
+            if interactive is None:
+                interactive = _NON_INTERACTIVE.search(text) is None
+            if not interactive:
+                break
+            number += text.count("\n", counted, start)
+            counted = start
             count += 1
             if count > MAX_PER_FILE:
                 break
