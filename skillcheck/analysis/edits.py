@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import codecs
 import copy
+import itertools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from skillcheck.source.frontmatter import parse_document, plain_mapping
@@ -40,18 +41,22 @@ def _mappable(doc: Document) -> bool:
     return not any(issue.kind in _UNMAPPABLE for issue in doc.text_issues)
 
 
-_STARTS: dict[int, tuple[bytes, list[int]]] = {}
+_STARTS: dict[int, tuple[bytes, list[int], Iterator[re.Match[bytes]]]] = {}
 
 
-def _line_starts(raw: bytes, offset: int) -> list[int]:
-    """Byte offset of the start of each line (from ``offset``), computed once per file:
-    scanning from the top for every position made 20,000 keys cost minutes."""
+def _line_starts(raw: bytes, offset: int, count: int) -> list[int]:
+    """Byte offset of the start of each line (from ``offset``), the first ``count`` at least
+    (all of them in a shorter file). Computed once per file, and only as far as asked: fixes
+    edit the frontmatter, at the top of a body of any length; scanning from the top for
+    every position made 20,000 keys cost minutes."""
     cached = _STARTS.get(id(raw))
     if cached is None or cached[0] is not raw or cached[1][0] != offset:
         _STARTS.clear()  # keep one file's table: fixes are built file by file
-        starts = [offset, *(m.end() for m in LINE_BREAK_BYTES.finditer(raw, offset))]
-        cached = _STARTS[id(raw)] = (raw, starts)
-    return cached[1]
+        cached = _STARTS[id(raw)] = (raw, [offset], LINE_BREAK_BYTES.finditer(raw, offset))
+    starts = cached[1]
+    if len(starts) < count:
+        starts.extend(match.end() for match in itertools.islice(cached[2], count - len(starts)))
+    return starts
 
 
 def byte_offset(doc: Document, pos: Pos) -> int | None:
@@ -69,7 +74,7 @@ def byte_offset(doc: Document, pos: Pos) -> int | None:
     raw = doc.raw
     offset = len(_BOM) if raw.startswith(_BOM) else 0
     if pos.line > 1:
-        starts = _line_starts(raw, offset)
+        starts = _line_starts(raw, offset, pos.line)
         if pos.line > len(starts):
             return None
         offset = starts[pos.line - 1]

@@ -6,6 +6,7 @@ from rules/structure.py for size; the same family (SK1xx structure)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
 
@@ -150,6 +151,9 @@ def unknown_field(skill: Skill, ctx: Context) -> Iterator[Finding]:
         yield Finding(message, span=key.span, impact=impacts_of(select), fix=fix)
 
 
+# the same few keys (`author`, `version`, `tags`) come back in skill after skill: difflib
+# runs once for each
+@functools.lru_cache(maxsize=1024)
 def _near_miss(name: str) -> str | None:
     lowered = name.lower().replace("_", "-")
     if lowered in SPEC_FIELDS:
