@@ -16,6 +16,7 @@ import os
 import posixpath
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -72,7 +73,15 @@ class Resolution:
     via: list[SkillFile] = field(default_factory=list)  # symlinks followed
     reason: str = ""  # why it is missing / outside
     missing: str = ""  # the path (inside the skill) of the first component that is missing
-    suggestion: str | None = None  # a close on-disk name for a missing component
+    # finds a close on-disk name for a missing component: run when the suggestion is asked
+    # for (by the message of a reported path), as a difflib search is most of what
+    # resolving a missing path costs
+    suggest: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def suggestion(self) -> str | None:
+        """A close on-disk name for a missing component (None: there is none)."""
+        return self.suggest() if self.suggest is not None else None
 
     @property
     def ok(self) -> bool:
@@ -229,7 +238,7 @@ class Tree:
                 result.status = "unknown" if self.incomplete else "missing"
                 result.missing = posixpath.join(directory, part) if directory else part
                 result.reason = "missing"
-                result.suggestion = self._suggest(directory, part)
+                result.suggest = functools.partial(self._suggest, directory, part)
                 result.rel = "/".join(stack)
                 return result
             if found.kind == "symlink":
