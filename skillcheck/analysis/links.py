@@ -9,6 +9,7 @@ families use it without importing a rule module. Links are read with pyromark
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,9 +243,7 @@ class Mentions:
     """
 
     def __init__(self, skill: Skill, linked: list[LinkUse]) -> None:
-        # without regard to case: `FORMS.md` still tells the agent the file exists (a wrong
-        # case in links and resource paths is SK503's and SK507's to report)
-        self.text = skill.doc.text.lower() if skill.doc else ""
+        self._doc = skill.doc
         self.linked: set[str] = set()
         self.linked_dirs: set[str] = set()
         for use in linked:
@@ -254,12 +253,21 @@ class Mentions:
                 else:
                     self.linked.add(use.res.rel)
         self._cache: dict[str, bool] = {}
-        # top folders SKILL.md names as folders (`references/` alone in code, "the
-        # references folder"): the agent knows to list them
-        self.folders = {
-            word
-            for word, named in _FOLDER_NAMED.items()
-            if word in self.text and named.search(self.text)
+
+    # the text and the folders are read at the first question: many skills ask none
+    @functools.cached_property
+    def text(self) -> str:
+        """SKILL.md's text in lower case: `FORMS.md` still tells the agent the file exists
+        (a wrong case in links and resource paths is SK503's and SK507's to report)."""
+        return self._doc.text.lower() if self._doc else ""
+
+    @functools.cached_property
+    def folders(self) -> set[str]:
+        """The top folders SKILL.md names as folders (`references/` alone in code, "the
+        references folder"): the agent knows to list them."""
+        text = self.text
+        return {
+            word for word, named in _FOLDER_NAMED.items() if word in text and named.search(text)
         }
 
     def _written(self, rel: str, text: str, directory: bool = False) -> bool:
