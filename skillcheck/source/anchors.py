@@ -44,20 +44,16 @@ class QuickAnchors:
     as far as the questions asked need: a filter (``has`` True means certainly there).
 
     Without raw HTML only the lines holding ``#`` headings and fences are looked at
-    (``_quick_headings``); with it the whole text is scanned once (``_quick_scan``). ``has``
-    stops at the heading it looks for, so a link to a section near the top of a long file
-    costs a few lines. A heading found before a construct only a parse can read (where the
-    scan gives up) still counts: what comes later in a file cannot change an earlier
-    heading, or the number of the earlier duplicates of its name.
+    (``_quick_headings``); with it every line is (``_quick_scan``). ``has`` stops at the
+    heading it looks for, so a link to a section near the top of a long file costs a few
+    lines. A heading found before a construct only a parse can read (where the scan gives
+    up) still counts: what comes later in a file cannot change an earlier heading, or the
+    number of the earlier duplicates of its name.
     """
 
     def __init__(self, text: str) -> None:
         self._found: set[str] = set()
-        if "<" in text:
-            self._found = _quick_scan(text) or set()
-            self._rest: Iterator[str | None] = iter(())
-        else:
-            self._rest = _quick_headings(text)
+        self._rest = _quick_scan(text) if "<" in text else _quick_headings(text)
 
     def has(self, anchor: str) -> bool:
         """Whether ``anchor`` (lower case) is certainly an anchor of the text."""
@@ -122,18 +118,17 @@ def _quick_headings(text: str) -> Iterator[str | None]:
             yield slugger.slug(title)
 
 
-def _quick_scan(text: str) -> set[str] | None:
-    """Anchors of plain top-level ATX headings, found without parsing.
+def _quick_scan(text: str) -> Iterator[str | None]:
+    """Anchors of plain top-level ATX headings, found without parsing, in file order.
 
-    Top-level fenced code and HTML blocks are skipped the way CommonMark ends them; None
-    when a fence or an HTML block sits inside a list or a quote, where only a real parse can
-    tell what it hides. The result is a subset of the full parse's anchors (headings with
-    inline markup, in lists or quotes, or in setext form are left out, and leaving one out
-    only lowers the ``-N`` suffix of later duplicates, whose smaller numbers exist anyway),
-    so a fragment found here is certainly there.
+    Top-level fenced code and HTML blocks are skipped the way CommonMark ends them; the
+    scan yields None and stops when a fence or an HTML block sits inside a list or a quote,
+    where only a real parse can tell what it hides. The anchors are a subset of the full
+    parse's (headings with inline markup, in lists or quotes, or in setext form are left
+    out, and leaving one out only lowers the ``-N`` suffix of later duplicates, whose
+    smaller numbers exist anyway), so a fragment found here is certainly there.
     """
     slugger = Slugger()
-    out: set[str] = set()
     fence: str | None = None  # the closing fence we are waiting for
     until_blank = until_comment = False
     for line in text.split("\n"):
@@ -164,7 +159,8 @@ def _quick_scan(text: str) -> set[str] | None:
                 continue
             if stripped.startswith("<"):
                 if _RAW_HTML.match(stripped):
-                    return None
+                    yield None
+                    return
                 until_blank = True
                 continue
         if "```" in line or "~~~" in line or "<" in line:
@@ -172,17 +168,16 @@ def _quick_scan(text: str) -> set[str] | None:
             if inner is not None:
                 rest = line[inner.end() :].lstrip()
                 if rest.startswith(("```", "~~~", "<")) or _CONTAINER.match(rest):
-                    return None
+                    yield None
+                    return
         if not stripped.startswith("#") or indent > 3:
             continue
         match = _ATX.match(stripped.rstrip("\r"))
         if match is None:
             continue
         title = (match.group(2) or "").strip()
-        if _INLINE_MARKUP.search(title):
-            continue
-        out.add(slugger.slug(title))
-    return out
+        if not _INLINE_MARKUP.search(title):
+            yield slugger.slug(title)
 
 
 def _slug_char(ch: str) -> bool:
