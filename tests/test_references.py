@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import invoke, write_skill
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from skillcheck.analysis import links
@@ -264,6 +264,10 @@ HEADING_PIECES = [
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(HEADING_PIECES), max_size=14))
+# a fence opened in a list item hides the heading-like line after it, with raw HTML around
+# (the scan must give up there, not read on): random pieces rarely line these up
+@example(["<div>", "", "- ```", "  # C", "  ```"])
+@example(["<pre>", "</pre>", "> - ~~~", "> # q"])
 def test_quick_anchor_filter_never_claims_a_heading_the_parser_does_not_see(pieces):
     text = "\n".join(pieces)
     parsed = {h.slug for h in markdown.parse(lf_lines(text)).headings}
