@@ -18,7 +18,11 @@ from pathlib import Path
 
 import pytest
 from conftest import invoke
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from skillgen import generate
+
+from skillcheck.source.load import read_fd
 
 SKILLS = 1000
 
@@ -97,3 +101,50 @@ def test_thousand_skills_every_file_read_exactly_once(
             f" {elapsed:.1f} s; {sum(counts.values())} reads, max {max(counts.values())} per"
             f" file; diagnostics by rule: {dict(sorted(codes.items()))}"
         )
+
+
+# --- the one primitive every reader uses -------------------------------------------------------
+
+_SIZES = st.sampled_from([0, 1, 100, 65_535, 65_536, 65_537, 200_000])
+
+
+@settings(max_examples=60, deadline=None)
+@given(length=_SIZES, most=_SIZES, sized=st.booleans())
+def test_read_fd_reads_the_file_up_to_most(
+    tmp_path_factory: pytest.TempPathFactory, length: int, most: int, sized: bool
+) -> None:
+    # read_fd asks for the bytes still expected (fstat's size, else 64 kB at a time), and must
+    # give the file's first `most` bytes whether the size is known, unknown (0) or a pipe's
+    data = bytes(i % 251 for i in range(length))
+    path = tmp_path_factory.mktemp("read") / "f"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert read_fd(fd, length if sized else 0, most) == data[:most]
+    finally:
+        os.close(fd)
+    read_end, write_end = os.pipe()
+    try:
+        os.set_blocking(write_end, False)
+        written = os.write(write_end, data[:65_536]) if data else 0
+        os.close(write_end)
+        write_end = -1
+        assert read_fd(read_end, 0, most) == data[:written][:most]
+    finally:
+        os.close(read_end)
+        if write_end >= 0:
+            os.close(write_end)
+
+
+def test_a_file_that_grows_after_fstat_is_read_as_it_was_sized(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"a" * 1000)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        with open(path, "ab") as grow:
+            grow.write(b"b" * 1000)
+        assert read_fd(fd, size, 10_000) == b"a" * 1000
+        assert read_fd(fd, 0, 10_000) == b"b" * 1000  # the rest, for a reader that asks
+    finally:
+        os.close(fd)

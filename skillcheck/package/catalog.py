@@ -42,6 +42,7 @@ from skillcheck.source.junk import (
     OPAQUE_DIRS,
     ROOT_JUNK_DIRS,
 )
+from skillcheck.source.load import read_fd
 from skillcheck.source.skill import Figures, Memo, Skill, SkillFile
 from skillcheck.source.text import decode_text
 
@@ -170,6 +171,11 @@ def open_in_root(root: Path, rel: str) -> int:
     component swapped for a symlink fails instead of leading outside the skill; O_NONBLOCK
     keeps a FIFO from blocking the open. Returns a descriptor on a regular file.
     """
+    return _open_regular_in_root(root, rel)[0]
+
+
+def _open_regular_in_root(root: Path, rel: str) -> tuple[int, int]:
+    """``open_in_root``, with the file's size as fstat gave it."""
     nofollow = getattr(os, "O_NOFOLLOW", 0)
     cloexec = getattr(os, "O_CLOEXEC", 0)
     parts = rel.split("/")
@@ -208,26 +214,19 @@ def open_in_root(root: Path, rel: str) -> int:
     if not stat.S_ISREG(st.st_mode):
         os.close(ffd)
         raise CatalogError(f"{root / rel}: not a regular file")
-    return ffd
+    return ffd, st.st_size
 
 
 def read_in_root(root: Path, rel: str, limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of ``root/rel``, read without following links (see ``open_in_root``)."""
-    fd = open_in_root(root, rel)
-    chunks = []
-    total = 0
+    fd, size = _open_regular_in_root(root, rel)
     try:
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > limit:
-                raise CatalogError(f"{root / rel}: larger than {limit} bytes")
-            chunks.append(chunk)
+        data = read_fd(fd, size, limit + 1)
     finally:
         os.close(fd)
-    return b"".join(chunks)
+    if len(data) > limit:
+        raise CatalogError(f"{root / rel}: larger than {limit} bytes")
+    return data
 
 
 # a shipped file's bytes, when they are lint's own copy (per file), and the shipped list
