@@ -218,7 +218,7 @@ def run_options(settings: Settings, jobs: int, no_cache: bool, cache_dir: Path |
     not what)."""
     import dataclasses  # not at the top: `skillcheck --help` need not import it
 
-    from skillcheck.engine.runner import available_cpus
+    from skillcheck.source.machine import available_cpus
 
     if no_cache:
         cache_dir = None

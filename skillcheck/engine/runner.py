@@ -15,7 +15,6 @@ worker is raised in the main process as it would be without workers.
 from __future__ import annotations
 
 import gc
-import os
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -77,14 +76,6 @@ CHUNK = 8  # skills sent to a worker at a time
 # lives to the end, and without them each full collection scans all of it again (17 % of
 # a warm run of 6,700 real skills)
 FREEZE_EVERY = 256
-
-
-def available_cpus() -> int:
-    """CPUs this process may run on (the affinity mask, as a container or taskset sets it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 @dataclass
