@@ -17,8 +17,8 @@ Archives are reproducible: regular-file members only, sorted, mode 0644 or 0755,
 empty owner names, one mtime (``SOURCE_DATE_EPOCH``, else ``DEFAULT_MTIME``), gzip level 6
 with no file name and a zero time in its header, compressed in 1 MiB blocks (see
 ``_GzipWriter``: the bytes depend on the tar stream and zlib alone), PAX ``path`` records for
-names that ustar cannot hold. The tar reader is our own: it accepts only what such archives contain and
-bounds every size before reading it.
+names that ustar cannot hold. The tar reader is our own: it accepts only what such archives
+contain and bounds every size before reading it.
 
 Constants, limits, errors and the strict readers live in ``skillcheck.package.archive``; manifest
 parsing and verification in ``skillcheck.package.bundlecheck``; unpacking and the loader API in
@@ -135,30 +135,27 @@ _QUEUED = 4  # blocks compressed ahead of the one being written: memory stays a 
 _THREADS = 4  # compressing threads at most (fewer on fewer CPUs)
 
 
-def _deflate() -> Any:
-    return zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0)
+def _deflate(before: bytes = b"") -> Any:
+    """A raw deflate compressor at ``GZIP_LEVEL``, its window primed with ``before``."""
+    settings = (GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0)
+    return zlib.compressobj(*settings, before) if before else zlib.compressobj(*settings)
 
 
 _LAST_BLOCK = _deflate().flush()  # an empty final deflate block: it ends the stream
 
 
-def deflate_block(block: bytes, before: bytes) -> bytes:
+def _deflate_block(block: bytes, before: bytes) -> bytes:
     """One block of the stream: its own deflate stream, primed with the ``GZIP_WINDOW``
     bytes ``before`` it (so its matches reach back as they would in one stream), ended by
     a sync flush (byte-aligned, not final), so the blocks concatenate into one stream."""
-    if before:
-        compressor = zlib.compressobj(
-            GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0, before
-        )
-    else:
-        compressor = _deflate()
+    compressor = _deflate(before)
     return compressor.compress(block) + compressor.flush(zlib.Z_SYNC_FLUSH)
 
 
 class _GzipWriter:
     """A gzip stream compressed block by block on several threads, as pigz does.
 
-    The tar stream is cut into ``GZIP_BLOCK`` blocks, each compressed by ``deflate_block``
+    The tar stream is cut into ``GZIP_BLOCK`` blocks, each compressed by ``_deflate_block``
     on a thread pool (zlib releases the GIL) while the caller reads and hashes the next
     files; the blocks are written in order, then an empty final block, the CRC-32 and the
     size. The bytes depend only on the tar stream and zlib (not on the threads or on how
@@ -192,7 +189,7 @@ class _GzipWriter:
     def _send(self, block: bytes) -> None:
         self.crc = zlib.crc32(block, self.crc)
         self.size += len(block)
-        self.queued.append(self.pool.submit(deflate_block, block, self.before))
+        self.queued.append(self.pool.submit(_deflate_block, block, self.before))
         self.before = block[-GZIP_WINDOW:]
         # write what is done, in order; wait only when too many blocks are queued
         while self.queued and (len(self.queued) > _QUEUED or self.queued[0].done()):
