@@ -407,8 +407,13 @@ def parse_yaml(
         fm.issues = composer.issues
         return
     except yaml.YAMLError as exc:
-        fm.error = _error_span(exc, marks, text)
         fm.issues = composer.issues
+        if "maximum nesting depth" in str(getattr(exc, "problem", None)):
+            # libyaml 0.2.5 (PyYAML 6.0.4's wheels) stops at 1,000 levels while it scans
+            # ahead, before the composer meets its own bound: the same verdict either way
+            fm.too_complex = f"the frontmatter nests deeper than {MAX_DEPTH} levels"
+            return
+        fm.error = _error_span(exc, marks, text)
         return
     except (ValueError, OverflowError) as exc:
         if loader is kit.loader:
