@@ -478,10 +478,7 @@ class Bench:
         if agnix is None or not agnix.median:
             return
         for row, limit in rows:
-            if row.median is not None:
-                ratio = row.median / agnix.median
-                verdict = "ok" if ratio <= limit else "OVER"
-                row.notes.append(f"goal <= {limit:g}x agnix cold: {ratio:.2f}x {verdict}")
+            _vs_agnix(row, agnix, limit)
 
     def same_output(self, size_key: str, n: str, tree: Path, formats: tuple[str, ...]) -> None:
         """Issue 6: ``--jobs 1`` and ``--jobs 2`` give identical output on the whole tree
@@ -646,10 +643,15 @@ def _realworld_verdicts(cold: Row, warm: Row, rss: Row, agnix: Row | None) -> No
         cold.notes.append("no agnix in this run: relative goals not checked")
         return
     for row, limit in ((cold, REAL_COLD_VS_AGNIX), (warm, REAL_WARM_VS_AGNIX)):
-        if row.median is not None:
-            ratio = row.median / agnix.median
-            verdict = "ok" if ratio <= limit else "OVER"
-            row.notes.append(f"goal <= {limit:g}x agnix cold: {ratio:.2f}x {verdict}")
+        _vs_agnix(row, agnix, limit)
+
+
+def _vs_agnix(row: Row, agnix: Row, limit: float) -> None:
+    """Note ``row``'s ratio to agnix's cold run and whether it keeps within ``limit``."""
+    if row.median is not None and agnix.median:
+        ratio = row.median / agnix.median
+        verdict = "ok" if ratio <= limit else "OVER"
+        row.notes.append(f"goal <= {limit:g}x agnix cold: {ratio:.2f}x {verdict}")
 
 
 def skill_dirs(corpus: Path) -> list[Path]:
