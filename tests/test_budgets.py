@@ -472,6 +472,34 @@ def test_texts_their_ceiling_proves_under_budget_are_not_counted(
         assert f" is {count} tokens, over the budget of 1 (estimate)" in result.output
 
 
+def test_a_long_reference_of_prose_under_budget_is_not_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 11 kB of prose: over what a token per character allows under the 10,000-token
+    # reference budget, but the pair ceiling proves it under without pricing a word
+    prose = "Read each section in order, then record the page ranges (see `notes.md`).\n"
+    reference = "# Notes\n\n" + prose * 150
+    assert tokens._char_ceiling(reference) > 10_000
+    write_skill(
+        tmp_path,
+        "pdf-tools",
+        body="# Steps\n\nRead [the notes](references/notes.md).\n",
+        files={"references/notes.md": reference},
+    )
+    counted = _counted(monkeypatch)
+    result = invoke("lint", "--isolated", "--select", "SK605", ".", cwd=tmp_path)
+    assert result.exit_code == 0 and "SK605" not in result.output
+    assert counted == []
+    # over a lower budget it is counted, and the message names the count
+    result = invoke(
+        "lint", *config(tmp_path, "[budgets]\nreference-tokens = 1000\n"), ".", cwd=tmp_path
+    )
+    assert counted == [reference]
+    assert f"is {tokens.estimate_tokens(reference)} tokens, over the budget of 1000" in (
+        result.output
+    )
+
+
 def test_tiktoken_is_loaded_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tiktoken
 

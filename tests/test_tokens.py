@@ -545,11 +545,96 @@ def test_the_ceiling_holds_for_every_character(template: str) -> None:
     assert worse == []
 
 
-def test_the_ceiling_of_prose_is_about_a_token_per_character() -> None:
-    # loose (five times the estimate), but cheap: a budget of 10,000 tokens spares counting
-    # Markdown files of up to ~8 kB, a third of the real-world corpus's text
+def test_the_ceiling_of_prose_is_about_three_times_the_estimate() -> None:
+    # the character ceiling is cheap but loose (a token per character); the pair ceiling,
+    # tried only when that one is over the limit, is about three times the estimate
     prose = "Read each section in order, then record the page ranges (see `notes.md`).\n" * 100
-    assert estimate_tokens(prose) <= tokens.estimate_ceiling(prose) <= 1.25 * len(prose)
+    estimate = estimate_tokens(prose)
+    assert tokens.estimate_ceiling(prose, limit=10**6) == tokens._char_ceiling(prose)
+    assert estimate <= tokens._char_ceiling(prose) <= 1.25 * len(prose)
+    assert estimate <= tokens.estimate_ceiling(prose) <= 3 * estimate
+
+
+# --------------------------------------------------------------------------------------------
+# The pair ceiling: its argument, the table facts it rests on, and texts built to strain it
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_vocabulary_table_has_the_pairs_the_pair_ceiling_assumes() -> None:
+    table = tokens._VOCAB
+    lower = "abcdefghijklmnopqrstuvwxyz"
+    # a two-letter piece that is not one token is a pair missing from the table
+    missing = [a + b for a in lower for b in lower if table.count(a + b) == 2]
+    assert missing  # ("qz", "yf", ...): the check below is not vacuous
+    uncovered = [
+        p for p in missing if p[0] not in tokens._RARE_FIRST and p[1] not in tokens._RARE_SECOND
+    ]
+    assert uncovered == []
+    # a chunk's first piece gets a space before it: every space-letter pair is one token
+    assert [c for c in lower + lower.upper() if table.count(" " + c) != 1] == []
+
+
+def test_the_pair_ceiling_is_for_text_without_non_ascii_letters_or_digits() -> None:
+    assert tokens._pair_ceiling("plain words, (symbols) and 42\n") is not None
+    assert tokens._pair_ceiling("arrows \u2192 dashes \u2014 and\xa0spaces \u2705") is not None
+    for word in ("caf\u00e9", "\u0663", "x\u00b2", "\u5b57", "\u0416"):
+        assert tokens._pair_ceiling(f"text with {word} in it") is None
+        text = f"text with {word} in it " * 50
+        assert estimate_tokens(text) <= tokens.estimate_ceiling(text)  # the character one
+
+
+# every letter the pair argument treats apart (the rare pair letters, capitals), the symbols
+# that lead a letter piece or start contractions, digits, whitespace of every kind, and
+# non-ASCII symbols and spaces beside ASCII letters
+_PAIRED = st.lists(
+    st.one_of(
+        st.sampled_from(["qz", "yf", "kx", "jj", "xq", "wv", "the", "Node", "eS", "IO", "zzz"]),
+        st.sampled_from([*"abcjkqvwxyzABZ019_'.(-|` \n\t\r\x0b\x1c"]),
+        st.sampled_from(["\u2192", "\u2014", "\xa0", "\u2705", "\u0301", "'s", "'ll", "  "]),
+    ),
+    max_size=120,
+).map("".join)
+_WORDY = st.text(st.characters(min_codepoint=9, max_codepoint=126), max_size=300)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(_PAIRED, _WORDY))
+def test_the_pair_ceiling_is_never_below_the_estimate(text: str) -> None:
+    pair = tokens._pair_ceiling(text)
+    assert pair is not None
+    assert estimate_tokens(text) <= pair
+    assert estimate_tokens(text) <= tokens.estimate_ceiling(text, limit=0)
+
+
+def test_the_pair_ceiling_holds_on_every_short_pattern_repeated() -> None:
+    # a pattern repeated 40 times spends the ceiling's fixed slack (the text's start, the
+    # rounding) 40 times over: each per-character charge must hold on its own
+    alphabet = ["a", "q", "z", "y", "f", "B", "1", ".", "(", "'", " ", "\n", "\t", "\u2192", "\xa0"]
+    patterns = [a + b for a in alphabet for b in alphabet]
+    patterns += [a + b + c for a in alphabet for b in alphabet for c in alphabet]
+    worse = [p for p in patterns if estimate_tokens(p * 40) > (tokens._pair_ceiling(p * 40) or 0)]
+    assert worse == []
+
+
+def test_the_pair_ceiling_holds_on_words_split_into_pairs() -> None:
+    # " iuaa" splits " i" + "ua" + "a": every token two characters but the last, the split
+    # the argument charges most for; the space before each word takes its share
+    words = ["iuaa", "iubc", "iuag", "iubm"]
+    assert [tokens._VOCAB.count(" " + w) for w in words] == [3, 3, 3, 3]
+    for sep in (" ", "\n", "\t"):
+        text = sep.join(words * 25)
+        assert estimate_tokens(text) <= (tokens._pair_ceiling(text) or 0)
+
+
+def test_the_pair_ceiling_holds_on_words_of_missing_pairs() -> None:
+    # runs made only of the pairs the table lacks: the split's worst case, a token a letter
+    lower = "abcdefghijklmnopqrstuvwxyz"
+    table = tokens._VOCAB
+    missing = [a + b for a in lower for b in lower if table.count(a + b) == 2]
+    texts = ["".join(missing), " ".join(missing), "\n".join(missing), "".join(missing).upper()]
+    texts += [p * 40 for p in missing]
+    worse = [t[:40] for t in texts if estimate_tokens(t) > (tokens._pair_ceiling(t) or 0)]
+    assert worse == []
 
 
 @settings(max_examples=100, deadline=None)

@@ -254,7 +254,7 @@ def _over(tokenizer: Tokenizer, text: str, limit: int, lines: list[str] | None =
     tokenizer's ceiling cannot prove them under it (most texts are far under). For a run
     that reports figures (``--statistics``, the JSON report, ``pack``) the runner counted
     every tier first (``skill_figures``), and the rules read those counts instead."""
-    if tokenizer.ceiling(text) <= limit:
+    if tokenizer.ceiling(text, limit) <= limit:
         return 0
     count = tokenizer.count(text) if lines is None else _count(tokenizer, text, lines)
     return count if count > limit else 0
