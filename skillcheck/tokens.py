@@ -740,9 +740,12 @@ def estimate_ceiling(text: str, limit: int | None = None) -> int:
     character pairs: first ``_char_ceiling``, then, unless that is already at most
     ``limit``, the tighter ``_pair_ceiling`` (about three times the estimate of prose)."""
     bound = _char_ceiling(text)
-    if limit is not None and bound <= limit:
+    if limit is None:
+        tighter = _pair_ceiling(text)
+    elif bound <= limit:
         return bound
-    tighter = _pair_ceiling(text)
+    else:  # given up as soon as it cannot prove the text under the limit
+        tighter = _pair_ceiling(text, limit)
     return bound if tighter is None else min(bound, tighter)
 
 
@@ -812,24 +815,31 @@ _ASCII_BYTES = bytes(range(128))
 _WORD_CHAR = re.compile(r"\w")
 
 
-def _pair_ceiling(text: str) -> int | None:
+def _pair_ceiling(text: str, limit: float = math.inf) -> int | None:
     """A ceiling of ``estimate_tokens(text)`` from counts of characters and pairs, in a few
     C-speed passes (big-integer bit operations); None for text with a non-ASCII letter or
-    digit (the argument above assumes only ASCII letters are priced as words)."""
+    digit (the argument above assumes only ASCII letters are priced as words), and as soon
+    as the terms summed so far (none is negative) put it over ``limit``."""
     data = text.encode("utf-8", "surrogatepass")
     if len(data) != len(text):
         others = data.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
         if _WORD_CHAR.search(others):
             return None
-    quarters = int.from_bytes(data.translate(_QUARTERS), "little").bit_count()
+    over = 4 * (limit + 1)  # quarters at which the ceiling, rounded down, is over the limit
+    quarters: float = int.from_bytes(data.translate(_QUARTERS), "little").bit_count()
+    quarters += 4 * _CEIL_START
+    if quarters >= over:
+        return None
     letters = int.from_bytes(data.translate(_LETTER_BIT), "little")
-    spaces = int.from_bytes(data.translate(_SPACE_BIT), "little")
     next_letters = letters >> 8  # byte i holds whether byte i + 1 is a letter
-    run_ends = (letters & ~next_letters).bit_count()
+    quarters += 2 * (letters & ~next_letters).bit_count()  # letter runs' last letters
+    if quarters >= over:
+        return None
+    spaces = int.from_bytes(data.translate(_SPACE_BIT), "little")
     before_chunks = (spaces & ~(spaces >> 8)).bit_count()  # (and a trailing space: harmless)
-    before_letters = (spaces & next_letters).bit_count()
-    quarters += 2 * run_ends + 4 * before_chunks - 2 * before_letters
-    return int(quarters / 4 + _SPACE_RUN * data.count(b"  ") + _CEIL_START)
+    before_letters = (spaces & next_letters).bit_count()  # never more than before_chunks
+    quarters += 4 * before_chunks - 2 * before_letters + 4 * _SPACE_RUN * data.count(b"  ")
+    return None if quarters >= over else int(quarters / 4)
 
 
 class EstimateTokenizer:

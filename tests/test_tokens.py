@@ -606,6 +606,19 @@ def test_the_pair_ceiling_is_never_below_the_estimate(text: str) -> None:
     assert estimate_tokens(text) <= tokens.estimate_ceiling(text, limit=0)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_PAIRED, _WORDY), st.integers(min_value=0, max_value=400))
+def test_the_pair_ceiling_gives_up_only_when_over_the_limit(text: str, limit: int) -> None:
+    # with a limit it stops once the terms summed so far are over it: never a different
+    # answer about the limit, and never a different ceiling when it finishes
+    full = tokens._pair_ceiling(text)
+    assert full is not None
+    early = tokens._pair_ceiling(text, limit)
+    assert early == (full if full <= limit else None)
+    proven = min(full, tokens._char_ceiling(text)) <= limit
+    assert (tokens.estimate_ceiling(text, limit) <= limit) is proven
+
+
 def test_the_pair_ceiling_holds_on_every_short_pattern_repeated() -> None:
     # a pattern repeated 40 times spends the ceiling's fixed slack (the text's start, the
     # rounding) 40 times over: each per-character charge must hold on its own
