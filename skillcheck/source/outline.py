@@ -165,8 +165,10 @@ class _Text:
     def of(cls, lines: list[str]) -> _Text | None:
         lines, truncated = truncate_lines(lines)
         text = "\n".join(lines)
-        # parse reads NUL as U+FFFD and a lone CR as a space: both change what a line holds
-        if "\x00" in text or "\r" in text:
+        # parse reads NUL as U+FFFD, a lone CR as a space, and a vertical tab or form feed
+        # after "#" as the space that makes a heading ("#\f" is an empty one): each changes
+        # what a line holds
+        if "\x00" in text or "\r" in text or "\x0b" in text or "\x0c" in text:
             return None
         if "```" in text or ("~" in text and "~~~" in text):
             unfenced = _blank_fences(text)
