@@ -103,11 +103,10 @@ _DEFINITION = re.compile(
 )
 # inline markup that changes a heading's text (emphasis, entities, links)
 _HEADING_MARKUP = re.compile(r"[*&\[\]]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-# whitespace to Python (str.strip) but not to CommonMark's line structure
-_ODD_ASCII_SPACE = "\x0b\x0c\x1c\x1d\x1e\x1f"
-_ODD_SPACE = re.compile(
-    r"[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-)
+# whitespace to Python (str.strip) but not to CommonMark's line structure (a vertical tab or
+# form feed, whitespace to both, ends the scan in _Text.of)
+_ODD_ASCII_SPACE = "\x1c\x1d\x1e\x1f"
+_ODD_SPACE = re.compile(r"[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _MAX_BACKTICKS = 2000
 _MASK = "\x01"  # stands for the characters of a code span: never in a plain destination
 
