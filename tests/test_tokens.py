@@ -560,18 +560,24 @@ def test_the_ceiling_of_prose_is_about_three_times_the_estimate() -> None:
 # --------------------------------------------------------------------------------------------
 
 
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _missing_pairs() -> list[str]:
+    """The lowercase letter pairs missing from the table: a two-letter piece that is not
+    one token."""
+    return [a + b for a in _LOWER for b in _LOWER if tokens._VOCAB.count(a + b) == 2]
+
+
 def test_the_vocabulary_table_has_the_pairs_the_pair_ceiling_assumes() -> None:
-    table = tokens._VOCAB
-    lower = "abcdefghijklmnopqrstuvwxyz"
-    # a two-letter piece that is not one token is a pair missing from the table
-    missing = [a + b for a in lower for b in lower if table.count(a + b) == 2]
+    missing = _missing_pairs()
     assert missing  # ("qz", "yf", ...): the check below is not vacuous
     uncovered = [
         p for p in missing if p[0] not in tokens._RARE_FIRST and p[1] not in tokens._RARE_SECOND
     ]
     assert uncovered == []
     # a chunk's first piece gets a space before it: every space-letter pair is one token
-    assert [c for c in lower + lower.upper() if table.count(" " + c) != 1] == []
+    assert [c for c in _LOWER + _LOWER.upper() if tokens._VOCAB.count(" " + c) != 1] == []
 
 
 def test_the_pair_ceiling_is_for_text_without_non_ascii_letters_or_digits() -> None:
@@ -641,9 +647,7 @@ def test_the_pair_ceiling_holds_on_words_split_into_pairs() -> None:
 
 def test_the_pair_ceiling_holds_on_words_of_missing_pairs() -> None:
     # runs made only of the pairs the table lacks: the split's worst case, a token a letter
-    lower = "abcdefghijklmnopqrstuvwxyz"
-    table = tokens._VOCAB
-    missing = [a + b for a in lower for b in lower if table.count(a + b) == 2]
+    missing = _missing_pairs()
     texts = ["".join(missing), " ".join(missing), "\n".join(missing), "".join(missing).upper()]
     texts += [p * 40 for p in missing]
     worse = [t[:40] for t in texts if estimate_tokens(t) > (tokens._pair_ceiling(t) or 0)]
