@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import math
 import statistics
 import subprocess
@@ -652,6 +653,103 @@ def test_the_pair_ceiling_holds_on_words_of_missing_pairs() -> None:
     texts += [p * 40 for p in missing]
     worse = [t[:40] for t in texts if estimate_tokens(t) > (tokens._pair_ceiling(t) or 0)]
     assert worse == []
+
+
+# --------------------------------------------------------------------------------------------
+# Proving a text under its limit by counting part of it (EstimateTokenizer.over)
+# --------------------------------------------------------------------------------------------
+
+# lines of every kind the cut between blocks touches: indented by two spaces or a tab, digit
+# starts, symbol ends, blank lines, space runs, symbols and digits the ceilings are tight on
+_LINE = st.one_of(
+    _PAIRED,
+    _TIGHT.map(lambda t: t.replace("\n", " ")),
+    st.sampled_from(["", "  ", "  - item `x`:", "\t\tcode(1, 2)", "12. step", "    | a | b |"]),
+)
+_LINES = st.lists(_LINE, min_size=1, max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LINES, st.data())
+def test_a_text_is_what_its_blocks_add(lines: list[str], data: st.DataObject) -> None:
+    # the argument of the partial count: cut just after any line breaks, the estimate before
+    # rounding is the sum of the blocks' own, plus a run for a block that starts with two
+    # spaces; and each block's bound is at least what it adds
+    text = "\n".join(lines)
+    breaks = [i + 1 for i, ch in enumerate(text[:-1]) if ch == "\n"]
+    cuts = sorted(data.draw(st.sets(st.sampled_from(breaks))) if breaks else [])
+    blocks = [text[a:b] for a, b in itertools.pairwise([0, *cuts, len(text)])]
+    adds = [
+        tokens._raw_estimate(b, b.split("\n")) + (tokens._SPACE_RUN if i and b[:2] == "  " else 0)
+        for i, b in enumerate(blocks)
+    ]
+    whole = tokens._raw_estimate(text, text.split("\n"))
+    assert math.isclose(sum(adds), whole, abs_tol=1e-6)
+    assert all(add <= tokens._block_bound(b) for add, b in zip(adds, blocks, strict=True))
+
+
+def _long(lines: list[str], size: int) -> str:
+    """The lines repeated to at least ``size`` characters."""
+    text = "\n".join(lines) + "\n"
+    return text * (size // len(text) + 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _LINES,
+    _LINES,
+    st.integers(1000, 5000),
+    st.integers(3000, 8000),
+    st.sampled_from([-3, -1, 0, 1]),
+    st.booleans(),
+)
+def test_over_counts_a_text_when_and_only_when_it_is_over(
+    head: list[str], tail: list[str], head_size: int, tail_size: int, step: int, crlf: bool
+) -> None:
+    # a head and a tail priced at different rates per character: the count of the first
+    # block, which places the cut between counted and bounded blocks, mispredicts the rest
+    text = _long(head, head_size) + _long(tail, tail_size)
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    count = estimate_tokens(text)
+    limit = max(0, count + step)
+    for lines in (None, text.split("\n")):
+        tokens._clear_caches()  # the count is not known: the text must be proved or counted
+        assert EstimateTokenizer().over(text, limit, lines) == (count if count > limit else 0)
+
+
+@pytest.mark.parametrize("head", ["    - item of a list\n", "  indented prose, a line of words\n"])
+@pytest.mark.parametrize("tail", ["x = f(a[1], b[2]) + 3\n", "| 1 | 2 | (x) |\n"])
+def test_over_counts_the_run_that_starts_a_block(head: str, tail: str) -> None:
+    # a block that starts with two spaces adds a run it does not count alone: a cheap
+    # indented head (the first block's rate promises a proof), then a dense tail
+    for head_size in (6000, 9000):
+        text = _long([head.rstrip("\n")], head_size) + _long([tail.rstrip("\n")], 6000)
+        count = estimate_tokens(text)
+        for step in (-1, -3):
+            tokens._clear_caches()
+            assert EstimateTokenizer().over(text, count + step) == count
+
+
+def test_a_text_at_half_its_budget_is_proved_under_without_counting_it_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    prose = "Read each section in order, then record the page ranges (see `notes.md`).\n"
+    text = "# Notes\n\n" + prose * 400  # 30 kB; too long for the pair ceiling alone
+    count = estimate_tokens(text)
+    limit = 2 * count
+    assert tokens.estimate_ceiling(text, limit) > limit
+    tokens._clear_caches()
+    counted: list[str] = []
+    raw = tokens._raw_estimate
+    monkeypatch.setattr(tokens, "_raw_estimate", lambda t, ls: counted.append(t) or raw(t, ls))
+    assert EstimateTokenizer().over(text, limit) == 0
+    assert 0 < sum(map(len, counted)) < 0.7 * len(text)
+    counted.clear()
+    assert EstimateTokenizer().over(text, limit) == 0  # proved once per process
+    assert counted == []
+    # over its limit, it is counted whole and the count is the estimate's
+    assert EstimateTokenizer().over(text, count - 1) == count
 
 
 @settings(max_examples=100, deadline=None)

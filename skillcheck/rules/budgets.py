@@ -254,9 +254,11 @@ def _over(tokenizer: Tokenizer, text: str, limit: int, lines: list[str] | None =
     tokenizer's ceiling cannot prove them under it (most texts are far under). For a run
     that reports figures (``--statistics``, the JSON report, ``pack``) the runner counted
     every tier first (``skill_figures``), and the rules read those counts instead."""
+    if isinstance(tokenizer, EstimateTokenizer):  # it also proves texts by counting part
+        return tokenizer.over(text, limit, lines)
     if tokenizer.ceiling(text, limit) <= limit:
         return 0
-    count = tokenizer.count(text) if lines is None else _count(tokenizer, text, lines)
+    count = tokenizer.count(text)
     return count if count > limit else 0
 
 
