@@ -141,6 +141,30 @@ def test_a_warm_run_is_all_cached_and_opens_no_file_of_the_skills(
     assert warm_cli[:2] == cold["text"][:2]
 
 
+def test_a_warm_run_lists_each_directory_once(project: Path, settled: None) -> None:
+    # discovery lends each skill's directory to the scan that looks the skill up in the
+    # cache, and the scan leaves the skill's folders for discovery to search
+    defect_tree(project, 12)
+    cache = project / "cache"
+    cold = run(cache)
+    tree = project / "skills"
+    folders = {str(tree), *(str(p) for p in tree.rglob("*") if p.is_dir())}
+    listed: Counter[str] = Counter()
+    real = os.scandir
+
+    def spy(path=".", *args, **kwargs):  # type: ignore[no-untyped-def]
+        if os.path.abspath(path).startswith(str(tree)):
+            listed[os.path.abspath(path)] += 1
+        return real(path, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as spying:
+        spying.setattr(os, "scandir", spy)
+        warm = run(cache)
+    assert warm[:2] == cold[:2] and set(warm[2]) == {"cached"}
+    assert set(listed) == folders
+    assert [folder for folder, times in listed.items() if times > 1] == []
+
+
 def test_entries_of_files_younger_than_two_seconds_are_verified_by_content(project: Path) -> None:
     """By default a file changed within two seconds of the run is not trusted by its
     timestamps (an edit in the same clock tick could go unseen)."""

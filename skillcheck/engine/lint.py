@@ -33,7 +33,7 @@ from skillcheck.engine.suppress import apply_suppressions
 from skillcheck.rules import Context
 from skillcheck.rules.budgets import statistics_table
 from skillcheck.settings import Settings
-from skillcheck.source.discover import Discovery, Problem, discover
+from skillcheck.source.discover import Discovery, Listings, Problem, discover
 from skillcheck.source.skill import (
     Diagnostic,
     Outcome,
@@ -104,7 +104,8 @@ def lint(
 
     # the directories being linted: a SKILL.md symlinked to a file inside them is read
     trees = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
-    run = CheckRun(rules, ctx, settings, keep, trees, extra)
+    listings = Listings()
+    run = CheckRun(rules, ctx, settings, keep, trees, extra, listings)
     try:  # skills are checked (by workers) while the search goes on
         found = discover(
             paths,
@@ -112,6 +113,7 @@ def lint(
             exclude_root=settings.config_root,
             respect_gitignore=settings.respect_gitignore,
             on_skill=run.add if progress is None else _both(run.add, progress),
+            listings=listings,
         )
         checked = run.finish(found.skills)
     finally:

@@ -36,6 +36,7 @@ from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
 from skillcheck.rules.budgets import skill_figures, tokenizer_spec
 from skillcheck.rules.collection import load_group
+from skillcheck.source.discover import Listings
 from skillcheck.source.display import display_path
 from skillcheck.source.load import load_skill, scan
 from skillcheck.source.skill import Skill, SkillSummary
@@ -220,6 +221,7 @@ class CheckRun:
         keep: bool,
         trees: tuple[str, ...] = (),
         extra: Extra | None = None,
+        listings: Listings | None = None,
     ) -> None:
         import time
 
@@ -245,6 +247,7 @@ class CheckRun:
         self.futures: list[Any] = []
         self.how: Counter[str] = Counter()
         self.found = 0  # skills added so far
+        self.listings = listings  # discovery's, shared with the scans of cache lookups
 
     def add(self, root: Path) -> None:
         """A skill found by discovery: taken from the cache, or queued to be checked."""
@@ -254,7 +257,7 @@ class CheckRun:
             gc.freeze()  # undone by finish or close, as the other freezes here
         listing = entry = None
         if self.cache is not None:
-            listing = scan(root)
+            listing = scan(root, self.listings)
             extra = self.spec.extra
             hit, entry = self.cache.lookup(
                 root, listing, self.figures, None if extra is None else extra.name

@@ -41,6 +41,32 @@ class Discovery:
     problems: list[Problem] = field(default_factory=list)
 
 
+class Listings:
+    """Directory listings that discovery and the scan of each skill share in one run, so
+    that each directory of a skill is listed once. Discovery lends a skill's directory to
+    the scan it starts (``lend``), which lists the skill's folders and leaves them for
+    discovery to take when its search gets there (``leave``, ``take``). Only one skill's
+    folders are held: lending the directory of a skill outside it (not nested in it) drops
+    what is left of them.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, list[os.DirEntry[str]]] = {}
+        self._skill = ""  # the directory of the skill whose folders are held
+
+    def lend(self, directory: str, entries: list[os.DirEntry[str]]) -> None:
+        if not (self._skill and directory.startswith(self._skill + os.sep)):
+            self._held.clear()
+            self._skill = directory
+        self._held[directory] = entries
+
+    def leave(self, directory: str, entries: list[os.DirEntry[str]]) -> None:
+        self._held[directory] = entries
+
+    def take(self, directory: str) -> list[os.DirEntry[str]] | None:
+        return self._held.pop(directory, None)
+
+
 class PathError(UsageError):
     """A PATH argument that does not exist: a usage error (exit 2)."""
 
@@ -218,11 +244,13 @@ def discover(
     exclude_root: Path | None = None,
     respect_gitignore: bool = True,
     on_skill: Callable[[Path], None] | None = None,
+    listings: Listings | None = None,
 ) -> Discovery:
     """Find the skill directories named by ``paths``; raise PathError for a missing PATH.
 
     ``on_skill`` is called with each skill directory as it is found (in search order; the
-    result lists them sorted), so checking can start before the search ends.
+    result lists them sorted), so checking can start before the search ends; if it scans
+    the skill, ``listings`` shares the directories' listings with that scan.
     """
     spec = None
     if exclude:
@@ -257,7 +285,7 @@ def discover(
             if respect_gitignore:
                 ignores.load_ancestors(path)
             before = len(result.problems)
-            hits = _search(path, ignores, add, result, respect_gitignore)
+            hits = _search(path, ignores, add, result, respect_gitignore, listings)
             owner = None if hits else _enclosing_skill(path)
             if owner is not None:
                 # a folder inside a skill (`my-skill/scripts`) names that skill, as a file does
@@ -297,6 +325,7 @@ def _search(
     add: Callable[[Path], None],
     result: Discovery,
     respect_gitignore: bool,
+    listings: Listings | None = None,
 ) -> int:
     """Search ``top`` for skills; returns how many skill directories it found."""
     hits = 0
@@ -311,8 +340,12 @@ def _search(
     while stack:
         directory, depth, chain = stack.pop()
         try:
-            with os.scandir(directory) as it:
-                entries = list(it)
+            shared = None if listings is None else listings.take(directory)
+            if shared is not None:
+                entries = shared
+            else:
+                with os.scandir(directory) as it:
+                    entries = list(it)
         except OSError as exc:
             if isinstance(exc, FileNotFoundError) and directory != top_text:
                 continue  # gone since its parent was listed (a temporary folder): nothing here
@@ -336,7 +369,11 @@ def _search(
             "skill.md" in "/".join(names).lower()
             and any(name.lower() == "skill.md" for name in names)
         ):
+            if listings is not None:
+                listings.lend(directory, entries)
             add(top if directory == top_text else Path(directory))
+            if listings is not None:
+                listings.take(directory)  # back, if no scan took it
             hits += 1
         subdirs = []
         for entry in entries:

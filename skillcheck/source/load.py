@@ -11,6 +11,7 @@ import stat
 from operator import attrgetter
 from pathlib import Path
 
+from skillcheck.source.discover import Listings
 from skillcheck.source.frontmatter import parse_document
 from skillcheck.source.junk import OPAQUE_DIRS
 from skillcheck.source.skill import FileKind, Memo, Skill, SkillFile
@@ -187,10 +188,11 @@ Entry = tuple[str, FileKind, int, int, "str | None", int, int, int, str]
 _NAME = attrgetter("name")  # a C call per entry, where a lambda is a Python one
 
 
-def scan(root: Path) -> tuple[list[Entry], list[tuple[str, str]]]:
+def scan(root: Path, listings: Listings | None = None) -> tuple[list[Entry], list[tuple[str, str]]]:
     """Every entry under ``root`` as plain tuples, sorted by rel path, without following
     links; bounded in depth and count. The result cache compares these without building a
-    SkillFile per entry; ``walk`` builds them."""
+    SkillFile per entry; ``walk`` builds them. With ``listings`` (discovery's), the skill's
+    directory is the listing discovery lent, and its folders' are left for discovery."""
     entries: list[Entry] = []
     errors: list[tuple[str, str]] = []
     top = os.fspath(root)
@@ -198,8 +200,14 @@ def scan(root: Path) -> tuple[list[Entry], list[tuple[str, str]]]:
     while stack:
         directory, prefix, depth = stack.pop()
         try:
-            with os.scandir(directory) as it:
-                listed = sorted(it, key=_NAME)
+            lent = None if listings is None or directory != top else listings.take(top)
+            if lent is not None:
+                listed = sorted(lent, key=_NAME)
+            else:
+                with os.scandir(directory) as it:
+                    listed = sorted(it, key=_NAME)
+                if listings is not None and directory != top:
+                    listings.leave(directory, listed)
         except FileNotFoundError:
             if directory == top:
                 errors.append((directory, "No such file or directory"))
