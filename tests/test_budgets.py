@@ -472,14 +472,25 @@ def test_texts_their_ceiling_proves_under_budget_are_not_counted(
         assert f" is {count} tokens, over the budget of 1 (estimate)" in result.output
 
 
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # 11 kB of prose: over what a token per character allows under the 10,000-token
+        # reference budget, but the pair ceiling proves it under without pricing a word
+        150,
+        # 23 kB, about half the budget: the pair ceiling cannot prove it under, counting
+        # part of it (the rest bounded) does
+        300,
+    ],
+)
 def test_a_long_reference_of_prose_under_budget_is_not_counted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: int
 ) -> None:
-    # 11 kB of prose: over what a token per character allows under the 10,000-token
-    # reference budget, but the pair ceiling proves it under without pricing a word
     prose = "Read each section in order, then record the page ranges (see `notes.md`).\n"
-    reference = "# Notes\n\n" + prose * 150
+    reference = "# Notes\n\n" + prose * lines
     assert tokens._char_ceiling(reference) > 10_000
+    assert (tokens.estimate_ceiling(reference) > 10_000) is (lines == 300)
+    tokens._clear_caches()  # a count taken here would answer for the text
     write_skill(
         tmp_path,
         "pdf-tools",
@@ -498,27 +509,6 @@ def test_a_long_reference_of_prose_under_budget_is_not_counted(
     assert f"is {tokens.estimate_tokens(reference)} tokens, over the budget of 1000" in (
         result.output
     )
-
-
-def test_a_reference_at_half_its_budget_is_not_counted_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # 23 kB of prose, about half the reference budget: the pair ceiling cannot prove it
-    # under, counting part of it (the rest bounded) does
-    prose = "Read each section in order, then record the page ranges (see `notes.md`).\n"
-    reference = "# Notes\n\n" + prose * 300
-    assert tokens.estimate_ceiling(reference) > 10_000 > 2 * 0.9 * tokens.estimate_tokens(reference)
-    tokens._clear_caches()  # the count just taken would answer for the text
-    write_skill(
-        tmp_path,
-        "pdf-tools",
-        body="# Steps\n\nRead [the notes](references/notes.md).\n",
-        files={"references/notes.md": reference},
-    )
-    counted = _counted(monkeypatch)
-    result = invoke("lint", "--isolated", "--select", "SK605", ".", cwd=tmp_path)
-    assert result.exit_code == 0 and "SK605" not in result.output
-    assert counted == []
 
 
 def test_tiktoken_is_loaded_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
