@@ -339,6 +339,38 @@ def test_markdown_parse_is_linear(case: str) -> None:
     assert large <= 8 * small + 0.2, f"{case}: {small:.3f}s at 60,000, {large:.3f}s at 240,000"
 
 
+def _collection_time(tmp_path: Path, description: str) -> float:
+    """CPU seconds of SK802 (and the skills' summaries) on two skills sharing ``description``."""
+    from skillcheck.engine.check import check_collection, check_skill
+    from skillcheck.engine.summary import summarise
+    from skillcheck.rules import Context, all_rules
+    from skillcheck.source.load import load_skill
+    from skillcheck.targets import TARGETS
+
+    tree = tmp_path / f"c{len(description)}"
+    for name in ("pdf-one", "pdf-two"):
+        write_skill(tree, name, frontmatter=f"name: {name}\ndescription: {description}\n")
+    rules = all_rules()
+    ctx = Context(targets=tuple(TARGETS))
+    skills = [load_skill(tree / name, name) for name in ("pdf-one", "pdf-two")]
+    summaries = [summarise(skill, check_skill(skill, rules, ctx), ctx) for skill in skills]
+    started = time.process_time()
+    found = check_collection(summaries, [r for r in rules if r.code == "SK802"], ctx)
+    assert [d.code for d in found] == ["SK802"]
+    return time.process_time() - started
+
+
+def test_the_collection_rules_are_linear_in_a_long_description(tmp_path: Path) -> None:
+    # SK802 reads the names a description writes to tell two similar ones apart: it sliced
+    # the text before each capitalised word (25 s for a 1.3 MB description)
+    def description(n: int) -> str:
+        return "Reads PDF files with Alpha Beta Gamma tools. " * (n // 46)
+
+    small = _collection_time(tmp_path, description(200_000))
+    large = _collection_time(tmp_path, description(800_000))
+    assert large <= 8 * small + 0.2, f"{small:.3f}s at 200,000, {large:.3f}s at 800,000"
+
+
 # --- 6. one skill's bad input never aborts the run -----------------------------------------
 
 

@@ -329,6 +329,7 @@ def _near_duplicates(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary,
 
 _NAME_WORD = re.compile(r"[^\W_]+")
 _SENTENCE_END = frozenset(".!?:;\n")
+_BEFORE_WORD = frozenset(" \t\"'`*([")
 
 
 def _names(text: str) -> set[str]:
@@ -346,8 +347,13 @@ def _names(text: str) -> set[str]:
         if not (inner_capital or digits):
             if not word[0].isupper():
                 continue
-            before = text[: match.start()].rstrip(" \t\"'`*([")
-            if not before or before[-1] in _SENTENCE_END:
+            # the character before the word, past quotes, brackets and emphasis (scanned
+            # back through the gap since the last word only: slicing the text before each
+            # word made this quadratic in a long description)
+            start = match.start()
+            while start and text[start - 1] in _BEFORE_WORD:
+                start -= 1
+            if not start or text[start - 1] in _SENTENCE_END:
                 continue  # a sentence's first word is capitalised anyway
         folded = word.casefold()
         if folded not in _STOP_WORDS:
