@@ -267,6 +267,11 @@ PATHOLOGICAL: dict[str, tuple[str, Callable[[int], str]]] = {
     "script-token-run": ("scripts/a.py", lambda n: "sk-ant-a01-" + "a-" * (n // 2) + "\n"),
     "script-slack": ("scripts/a.py", lambda n: "xoxb-12345678-" * (n // 14) + "\n"),
     "script-pipe-to-shell": ("scripts/a.py", lambda n: "curl " * (n // 5) + "| sh\n"),
+    # a quote was tried from each opening mark to the end of its line (SK305)
+    "description-open-quotes": ("description", lambda n: "“a " * (n // 3)),
+    "description-mixed-quotes": ("description", lambda n: "“a ‘b «c 「d " * (n // 12)),
+    "description-apostrophes": ("description", lambda n: " 'a'b" * (n // 5)),
+    "description-trigger-words": ("description", lambda n: "when you " * (n // 9)),
 }
 
 
@@ -286,10 +291,14 @@ def _check_time(tmp_path: Path, rel: str, text: str) -> float:
         write_skill(
             root.parent,
             "demo",
+            # "description": one line of text as the frontmatter's folded description
+            frontmatter=f"name: demo\ndescription: >-\n  {text}\n"
+            if rel == "description"
+            else None,
             body="See [r](references/r.md) and scripts/a.py.\n" if rel != "SKILL.md" else text,
             files={"references/r.md": "# R\n", "scripts/a.py": "print(1)\n"},
         )
-        if rel != "SKILL.md":
+        if rel not in ("SKILL.md", "description"):
             (root / rel).write_text(text, encoding="utf-8")
         started = time.process_time()  # CPU time: other processes do not inflate it
         check_skill(load_skill(root, "demo"), rules, Context(targets=tuple(TARGETS)))

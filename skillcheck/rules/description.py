@@ -234,9 +234,11 @@ _TRIGGER_CLAUSE = re.compile(
 # Quoted phrases are what a user says ("tailor my resume", 'how do I set this up'): the
 # description quotes them as triggers, in the user's own first or second person. A single
 # quote opens only after a space or bracket and closes before one, so "user's" is no quote;
-# an apostrophe between letters inside it ('I'm on Linux') does not close it.
+# an apostrophe between letters inside it ('I'm on Linux') does not close it. A quote does not
+# hold its own opening mark: each opening mark is then tried to the next one at most, not to
+# the end of its line (a line of unclosed quotes took quadratic time).
 _QUOTED = re.compile(
-    r"\"[^\"\n]*\"|“[^”\n]*”|‘[^’\n]*’|«[^»\n]*»|「[^」\n]*」"
+    r"\"[^\"\n]*\"|“[^“”\n]*”|‘[^‘’\n]*’|«[^«»\n]*»|「[^「」\n]*」"
     r"|(?:(?<=[\s(\[:,])|^)'(?:[^'\n]|(?<=\w)'(?=\w))*'(?=[\s.,;:!?)\]]|$)"
 )
 
