@@ -267,6 +267,13 @@ PATHOLOGICAL: dict[str, tuple[str, Callable[[int], str]]] = {
     "script-token-run": ("scripts/a.py", lambda n: "sk-ant-a01-" + "a-" * (n // 2) + "\n"),
     "script-slack": ("scripts/a.py", lambda n: "xoxb-12345678-" * (n // 14) + "\n"),
     "script-pipe-to-shell": ("scripts/a.py", lambda n: "curl " * (n // 5) + "| sh\n"),
+    # each drive letter's path ran to the end of a long word (SK508)
+    "drive-letters-in-a-word": ("SKILL.md", lambda n: "C:\\$sk-" * (n // 7)),
+    # the awk and code-span tests read the whole line again for each `$N` on it (SK709)
+    "positional-parameters": ("SKILL.md", lambda n: "$1. scripts/ %A" * (n // 15)),
+    # a tag never closed was read to the end of the text from each one (HTML links)
+    "unclosed-link-tags": ("SKILL.md", lambda n: "<a x=" * (n // 5)),
+    "reference-unclosed-link-tags": ("references/r.md", lambda n: "<img x=" * (n // 7)),
     # a quote was tried from each opening mark to the end of its line (SK305)
     "description-open-quotes": ("description", lambda n: "“a " * (n // 3)),
     "description-mixed-quotes": ("description", lambda n: "“a ‘b «c 「d " * (n // 12)),

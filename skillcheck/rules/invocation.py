@@ -10,6 +10,7 @@ it is written.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -283,8 +284,16 @@ def _uses_arguments(skill: Skill) -> bool:
     return doc is not None and "$ARGUMENTS" in doc.body
 
 
-def _in_code_span(text: str, offset: int) -> bool:
-    return any(m.start() < offset < m.end() for m in _CODE_SPAN.finditer(text))
+def _code_spans(text: str) -> tuple[list[int], list[int]]:
+    """(starts, ends) of the code spans of a line, in order."""
+    spans = [m.span() for m in _CODE_SPAN.finditer(text)]
+    return [start for start, _ in spans], [end for _, end in spans]
+
+
+def _in_code_span(spans: tuple[list[int], list[int]], offset: int) -> bool:
+    starts, ends = spans
+    k = bisect_left(starts, offset) - 1  # the last span that starts before ``offset``
+    return k >= 0 and offset < ends[k]
 
 
 @rule(
@@ -325,17 +334,26 @@ def argument_substitution(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for line in _body_lines(skill):
         if "$" not in line.text:
             continue
+        # what holds for the whole line, found once: per `$N` it made a long line quadratic
+        awk: bool | None = None
+        spans: tuple[list[int], list[int]] | None = None
         for match in _POSITIONAL.finditer(line.text):  # the first one on a line is enough
             start, end = match.span()
             tail = line.text[end : end + 2]
             number = match.group(1)
+            if awk is None:
+                awk = _AWK.search(line.text) is not None
+            if spans is None and not intended and line.fence is None:
+                spans = _code_spans(line.text)
             if _PRICE_TAIL.match(tail) or len(number) >= 2:
                 kind = "an amount of money"
                 advice = "write the amount without '$' before a digit ('0.50 USD')"
-            elif _AWK.search(line.text):
+            elif awk:
                 kind = "an awk field"
                 advice = f"write it as '$({number})', which awk reads the same"
-            elif not intended and (line.fence is not None or _in_code_span(line.text, start)):
+            elif not intended and (
+                line.fence is not None or (spans is not None and _in_code_span(spans, start))
+            ):
                 kind = "a positional parameter"
                 advice = (
                     f"write it as '${{{number}}}' or move the snippet into a script under"

@@ -262,11 +262,14 @@ def _starts_path(text: str, start: int) -> bool:
 
 
 _PATH_TAIL = re.compile(r"[^\s`'\"<>|*?()\[\]]*")
+# the longest path taken in (Linux's PATH_MAX): a run of drive letters without a space
+# (`C:\x-C:\x-...`) is a path at each of them, and each must not run to the end of the text
+_PATH_MAX = 4096
 
 
 def _tail_end(text: str, start: int) -> int:
     """Where the path that goes on at ``start`` ends (``_PATH_TAIL`` matches empty too)."""
-    tail = _PATH_TAIL.match(text, start)
+    tail = _PATH_TAIL.match(text, start, start + _PATH_MAX)
     return tail.end() if tail else start
 
 
@@ -585,7 +588,7 @@ def _home_user(path: str) -> str | None:
 
 def _drive_user(path: str) -> str | None:
     """``alice`` in ``C:\\Users\\alice\\...`` or ``C:/Users/alice/...``."""
-    parts = re.split(r"[\\/]", path)
+    parts = re.split(r"[\\/]", path, maxsplit=3)
     if len(parts) >= 3 and len(parts[0]) == 2 and parts[0][1] == ":" and parts[1] == "Users":
         return parts[2] or None
     return None

@@ -214,13 +214,15 @@ def _comment_spans(source: str) -> Iterator[tuple[int, int]]:
         yield start, at
 
 
+# A tag's attributes are read up to its ">" or the next "<": a tag never closed would
+# otherwise be read to the end of the text from each one (quadratic in a file of them)
 ATTR_LINK_RE = re.compile(
-    r"<(?:a|img|source|video|audio)\b[^>]*?\s(?:href|src)\s*=\s*"
+    r"<(?:a|img|source|video|audio)\b[^<>]*?\s(?:href|src)\s*=\s*"
     r"(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)'|(?P<bare>[^\s>\"']+))",
     re.IGNORECASE | re.DOTALL,
 )
 _ATTR_ID_RE = re.compile(
-    r"<[A-Za-z][^>]*?\s(?:id|name)\s*=\s*(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)'|(?P<bare>[^\s>\"']+))",
+    r"<[A-Za-z][^<>]*?\s(?:id|name)\s*=\s*(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)'|(?P<bare>[^\s>\"']+))",
     re.DOTALL,
 )
 
