@@ -274,6 +274,11 @@ PATHOLOGICAL: dict[str, tuple[str, Callable[[int], str]]] = {
     # a tag never closed was read to the end of the text from each one (HTML links)
     "unclosed-link-tags": ("SKILL.md", lambda n: "<a x=" * (n // 5)),
     "reference-unclosed-link-tags": ("references/r.md", lambda n: "<img x=" * (n // 7)),
+    # a mention after a character a path holds (`%`, `+`, `@`) ran to the end of the word
+    # from each one (SK506, SK507)
+    "mentions-in-one-word": ("SKILL.md", lambda n: "scripts/%" * (n // 9)),
+    # each broken link of a reference split the whole file again (SK501's template test)
+    "reference-broken-html-links": ("references/r.md", lambda n: "&<a href=-->\n" * (n // 13)),
     # a quote was tried from each opening mark to the end of its line (SK305)
     "description-open-quotes": ("description", lambda n: "“a " * (n // 3)),
     "description-mixed-quotes": ("description", lambda n: "“a ‘b «c 「d " * (n // 12)),
@@ -282,7 +287,8 @@ PATHOLOGICAL: dict[str, tuple[str, Callable[[int], str]]] = {
 }
 
 
-LONG_LINES = {"mention-line", "reference-mentions"}
+# cases whose quadratic term shows only on larger inputs
+LONG_LINES = {"mention-line", "reference-mentions", "reference-broken-html-links"}
 
 
 def _check_time(tmp_path: Path, rel: str, text: str) -> float:

@@ -242,6 +242,10 @@ def find_mentions(text: str) -> Iterator[Hit]:
                 match = _MENTION.match(text, start)
                 if match is not None:
                     hits.append(Hit(start, match.end(), match.group(0), "mention"))
+                    # nor is a start inside this path (`scripts/a%scripts/b+scripts/...`,
+                    # after a character a path holds but does not start after)
+                    start = text.find(folder, match.end())
+                    continue
             start = text.find(folder, start + 1)
     if len(hits) > 1:
         hits.sort(key=lambda h: h.start)

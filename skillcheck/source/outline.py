@@ -509,6 +509,7 @@ def _blank_fences(text: str) -> str | None:
 # the outline and the links of the SKILL.md body ("SKILL.md") or of a file
 OUTLINE: Memo[Outline | None] = Memo("outline")
 LINKS: Memo[list[Link] | None] = Memo("links")
+SOURCE_LINES: Memo[tuple[list[str], int] | None] = Memo("source-lines")
 
 
 def _name(skill: Skill, entry: SkillFile | None) -> str:
@@ -520,13 +521,21 @@ def _name(skill: Skill, entry: SkillFile | None) -> str:
 
 def source_lines(skill: Skill, entry: SkillFile | None = None) -> tuple[list[str], int] | None:
     """The lines ``for_body`` (``entry`` None) or ``for_file`` would parse, and the file
-    line of the first; None when unreadable."""
-    if _name(skill, entry) == "SKILL.md":
+    line of the first; None when unreadable. Split once per file: rules ask for each link
+    (a file of thousands of links was split again for each)."""
+    name = _name(skill, entry)
+    memos = skill.memos
+    if memos.has(SOURCE_LINES, name):
+        return memos.get(SOURCE_LINES, name)
+    result: tuple[list[str], int] | None
+    if name == "SKILL.md":
         doc = skill.doc
-        return None if doc is None else (doc.lines[doc.body_line - 1 :], doc.body_line)
-    assert entry is not None
-    text = text_of(skill, entry)
-    return None if text is None else (lf_lines(text), 1)
+        result = None if doc is None else (doc.lines[doc.body_line - 1 :], doc.body_line)
+    else:
+        assert entry is not None
+        text = text_of(skill, entry)
+        result = None if text is None else (lf_lines(text), 1)
+    return memos.put(SOURCE_LINES, result, name)
 
 
 def _parsed(skill: Skill, entry: SkillFile | None) -> Markdown | None:
