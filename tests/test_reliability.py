@@ -274,6 +274,8 @@ PATHOLOGICAL: dict[str, tuple[str, Callable[[int], str]]] = {
     # a tag never closed was read to the end of the text from each one (HTML links)
     "unclosed-link-tags": ("SKILL.md", lambda n: "<a x=" * (n // 5)),
     "reference-unclosed-link-tags": ("references/r.md", lambda n: "<img x=" * (n // 7)),
+    # each backslash word searched back to its line's start for a drive path (SK508)
+    "backslash-words-on-a-line": ("SKILL.md", lambda n: "x\\y " * (n // 4)),
     # a mention after a character a path holds (`%`, `+`, `@`) ran to the end of the word
     # from each one (SK506, SK507)
     "mentions-in-one-word": ("SKILL.md", lambda n: "scripts/%" * (n // 9)),
@@ -288,7 +290,12 @@ PATHOLOGICAL: dict[str, tuple[str, Callable[[int], str]]] = {
 
 
 # cases whose quadratic term shows only on larger inputs
-LONG_LINES = {"mention-line", "reference-mentions", "reference-broken-html-links"}
+LONG_LINES = {
+    "mention-line",
+    "reference-mentions",
+    "reference-broken-html-links",
+    "backslash-words-on-a-line",
+}
 
 
 def _check_time(tmp_path: Path, rel: str, text: str) -> float:

@@ -326,13 +326,14 @@ def find_local_paths(text: str) -> Iterator[Hit]:
                 if start and (_word_char(text[start - 1]) or text[start - 1] == "\\"):
                     continue
                 hits.append(Hit(start, match.end(), match.group(0), "unc"))
+        drives = _DrivePaths(text)
         for start, end in _backslash_words(text):
             word = text[start:end]
             if word.startswith("\\") or word.endswith("\\") or "\\\\" in word:
                 continue  # an escape, a UNC share or a line-ending backslash
             if start and text[start - 1] in "/~:":
                 continue  # part of a drive path or URL, reported as such
-            if _after_drive_path(text, start):
+            if drives.continues(start):
                 continue  # `C:\\Program Files\\x.ini`: the rest of a path with a space
             hits.append(Hit(start, end, word, "back"))
     if _HOME_OR_FILE_HINT.search(text) is not None:
@@ -360,14 +361,37 @@ def find_local_paths(text: str) -> Iterator[Hit]:
     yield from hits
 
 
-def _after_drive_path(text: str, start: int) -> bool:
-    """Whether ``start`` continues a drive path begun earlier on its line (a path with spaces:
-    nothing that ends a path, such as a backtick or a quote, lies between)."""
-    line_start = text.rfind("\n", 0, start) + 1
-    drive = text.rfind(":\\", line_start, start)
-    if drive < 0:
-        return False
-    return not any(ch in "`'\"<>|" for ch in text[drive:start])
+_PATH_STOPS = re.compile(r"[`'\"<>|]")  # what ends a drive path that has spaces
+
+
+class _DrivePaths:
+    """Whether a position continues a drive path begun earlier on its line (a path with
+    spaces: nothing that ends a path, such as a backtick or a quote, lies between), asked
+    for positions in increasing order: each character is looked at once. Searching back
+    from each backslash word to its line's start was quadratic on a long line of them."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.seen = 0  # everything before this is accounted for
+        self.line = 0  # where the line of ``seen`` starts
+        self.drive = -1  # the last `:\` on that line, before ``seen``
+        self.stop = -1  # the last character that ends a path on that line, before ``seen``
+
+    def continues(self, start: int) -> bool:
+        text = self.text
+        if start > self.seen:
+            begin = self.seen
+            newline = text.rfind("\n", begin, start)
+            if newline >= 0:
+                self.line = begin = newline + 1
+                self.drive = self.stop = -1
+            drive = text.rfind(":\\", max(begin - 1, self.line), start)
+            if drive >= 0:
+                self.drive = drive
+            for stop in _PATH_STOPS.finditer(text, begin, start):
+                self.stop = stop.start()
+            self.seen = start
+        return self.drive >= 0 and self.stop < self.drive
 
 
 @rule(
