@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,6 +138,48 @@ def test_implicit_types_are_quoted(tmp_path: Path) -> None:
         "build": "007",
         "none": None,
     }
+
+
+def test_many_implicit_types_are_proved_a_batch_a_round(tmp_path: Path) -> None:
+    # each fix is proved by parsing the edited frontmatter: a lint offers the first 50 of a
+    # file, and --fix proves the next ones in its next rounds
+    values = "".join(f"  k{i}: yes\n" for i in range(60))
+    path = write_skill(
+        tmp_path,
+        "pdf-tools",
+        frontmatter=f"name: pdf-tools\ndescription: {DESC}\nmetadata:\n{values}",
+    )
+    _code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    found = [d for d in report["diagnostics"] if d["code"] == "SK112"]
+    assert len(found) == 60 and sum(1 for d in found if d["fix"] is not None) == 50
+    result = _fix(tmp_path)
+    assert "Fixed 60 findings" in result.output
+    assert path.joinpath("SKILL.md").read_text().count(': "yes"') == 60
+    assert "SK112" not in _codes(tmp_path)
+
+
+def test_implicit_types_are_linear_in_a_long_metadata_block(tmp_path: Path) -> None:
+    from skillcheck.engine.check import check_skill
+    from skillcheck.rules import Context, all_rules
+    from skillcheck.source.load import load_skill
+    from skillcheck.targets import TARGETS
+
+    rules = [r for r in all_rules() if r.code == "SK112"]
+
+    def cost(n: int) -> float:
+        values = "".join(f"  k{i}: yes\n" for i in range(n))
+        write_skill(
+            tmp_path / str(n),
+            "pdf",
+            frontmatter=f"name: pdf\ndescription: {DESC}\nmetadata:\n{values}",
+        )
+        skill = load_skill(tmp_path / str(n) / "pdf", "pdf")
+        started = time.process_time()
+        check_skill(skill, rules, Context(targets=tuple(TARGETS)))
+        return time.process_time() - started
+
+    small, large = cost(250), cost(1000)
+    assert large <= 8 * small + 0.2, f"{small:.3f}s at 250 values, {large:.3f}s at 1,000"
 
 
 def test_unknown_keys_move_under_metadata(tmp_path: Path) -> None:

@@ -472,6 +472,7 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue
         elif value.kind == "scalar":
             candidates.append((name, value))
+    proofs = 0
     for label, node in candidates:
         node = node.resolved()
         if node.kind != "scalar" or node.style is not None or node.explicit_tag:
@@ -492,13 +493,21 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
             select["claude-api"] = impact(Outcome.REJECTED)
             if label in ("name", "description") and node.tag != "null":
                 select["codex"] = impact(Outcome.REJECTED)
+        # each fix is proved by parsing the edited frontmatter: past _MAX_PROOFS a file of
+        # thousands of such values would take quadratic time; --fix proves the rest in its
+        # next rounds
+        fix = quote_scalar(skill.doc, fm, node) if proofs < _MAX_PROOFS else None
+        proofs += 1
         yield Finding(
             f"{label}: {node.value!r} is read as {kind} by YAML 1.1 loaders; quote it:"
             f' "{node.value}"',
             span=node.span,
             impact=select,
-            fix=quote_scalar(skill.doc, fm, node),
+            fix=fix,
         )
+
+
+_MAX_PROOFS = 50  # SK112 fixes proved (and offered) per file in one lint
 
 
 # --- the fixes of SK112 and SK108 (applied by fix.py) -----------------------------------
