@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
+import os
 import sys
+from typing import NoReturn
 
 from skillcheck import __version__
 
@@ -23,4 +26,30 @@ def main() -> None:
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     from skillcheck.cli import cli
 
-    cli(prog_name="skillcheck")
+    try:
+        cli(prog_name="skillcheck")  # click's standalone mode always ends in SystemExit
+    except SystemExit as exc:
+        leave(exc)
+
+
+def leave(exc: SystemExit) -> NoReturn:
+    """End the process as the interpreter would on ``exc``, without freeing what the run
+    built: tearing down every object and module took 27 ms of a 270 ms warm lint of 1,000
+    skills, and more after a cold lint, for memory the system takes back anyway (mypy ends
+    the same way). Everything else a normal exit does is done first, in its order: with
+    another thread alive, an exit status that is not a number, or no way to run the exit
+    handlers, the exit is the interpreter's own."""
+    import threading  # here, not at the top: `--version` starts without it
+
+    code = 0 if exc.code is None else exc.code
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if type(code) is not int or run_exit_handlers is None or threading.active_count() > 1:
+        raise exc  # the interpreter waits for the thread, prints the message
+    try:
+        run_exit_handlers()  # multiprocessing's among them: a spawned pool's semaphores
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except Exception:
+        raise exc from None  # a closed pipe: the interpreter reports it as it always does
+    os._exit(code)

@@ -21,17 +21,15 @@ HEAVY = ("yaml", "jsonschema", "pyromark")
 
 # load the console script's entry point by its metadata, call it, then list sys.modules
 _PROBE = r"""
-import json, sys
+import atexit, json, sys
 from importlib.metadata import entry_points
 # a stale *.egg-info may list it twice; the console script runs the one target they share
 [target] = {e.value for e in entry_points(group="console_scripts") if e.name == "skillcheck"}
 [ep] = [e for e in entry_points(group="console_scripts") if e.value == target][:1]
 sys.argv = ["skillcheck", *ARGS]
-try:
-    ep.load()()
-except SystemExit:
-    pass
-sys.stderr.write("\nMODULES:" + json.dumps(sorted(sys.modules)))
+# at exit: a command's run ends in os._exit, after the exit handlers
+atexit.register(lambda: sys.stderr.write("\nMODULES:" + json.dumps(sorted(sys.modules))))
+ep.load()()
 """
 
 
