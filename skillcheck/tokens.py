@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 import sys
 import zlib
 from array import array
@@ -82,11 +81,11 @@ _PIECE = LazyPattern(  # compiled on first use: ~5 ms, needed for non-ASCII only
     r"|(?:[^\w\s]|_)+"
 )
 # The same for an ASCII chunk, with plain character sets: about twice as fast.
-_PIECE_ASCII = re.compile(
+_PIECE_ASCII = LazyPattern(
     r"'(?i:[sdmt]|ll|ve|re)(?![a-zA-Z])|[^a-zA-Z0-9]?[a-zA-Z]+|[0-9]{1,3}|[^a-zA-Z0-9]+"
 )
 # camelCase / PascalCase / ALLCAPS boundaries: BPE almost always splits there.
-_SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[a-zA-Z]")
+_SEGMENT = LazyPattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[a-zA-Z]")
 # ---- calibrated constants -----------------------------------------------------------------
 # Printed by ``python bench/token_accuracy.py --seed 1 --fit --corpus CORPUS``: ASCII word
 # lengths and symbol chains are fitted on the generated corpus (seed 1) and on the
@@ -295,7 +294,7 @@ def _script_counts(word: str) -> tuple[str, dict[str, int]]:
 
 # A vocabulary entry kept in the table: ASCII letters, after at most one space or printable
 # ASCII symbol (" file", "Element", ".yaml", "_name"), the shapes of cl100k's word pieces.
-_VOCAB_WORD = re.compile(r"[ !-/:-@\[-`{-~]?[A-Za-z]+")
+_VOCAB_WORD = LazyPattern(r"[ !-/:-@\[-`{-~]?[A-Za-z]+")
 _VOCAB_PATH = Path(__file__).with_name("data") / "cl100k_words.bin"
 
 
@@ -827,7 +826,7 @@ _QUARTERS = bytes((1 << _quarters(b)) - 1 for b in range(256))
 _LETTER_BIT = bytes(ch.isascii() and ch.isalpha() for ch in map(chr, range(256)))
 _SPACE_BIT = bytes(ch in _ASCII_WHITESPACE for ch in map(chr, range(256)))
 _ASCII_BYTES = bytes(range(128))
-_WORD_CHAR = re.compile(r"\w")
+_WORD_CHAR = LazyPattern(r"\w")
 
 
 def _pair_ceiling(text: str, limit: float = math.inf) -> int | None:

@@ -10,7 +10,6 @@ families use it without importing a rule module. Links are read with pyromark
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -24,6 +23,7 @@ from skillcheck.analysis.paths import (
 )
 from skillcheck.source import markdown
 from skillcheck.source.anchors import QuickAnchors
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_text
 from skillcheck.source.markdown import Link, Markdown
 from skillcheck.source.outline import Outline, links_for, outline_for
@@ -155,30 +155,30 @@ def _use(tree: Tree, doc: Doc, dest: str, link: Link | None) -> LinkUse | None:
 # Variables runtimes replace with the skill's folder before the agent reads the text:
 # `{baseDir}` (OpenClaw), `${CLAUDE_SKILL_DIR}` (Claude Code), and `$SKILL_DIR` as written in
 # many skills; `${CLAUDE_PLUGIN_ROOT}` is the plugin's folder.
-_SKILL_DIR_VAR = re.compile(
+_SKILL_DIR_VAR = LazyPattern(
     r"(?:\{baseDir\}|\$\{?(?:CLAUDE_SKILL_DIR|SKILL_DIR|SKILL_ROOT)\}?)(?:/|\Z)"
 )
-_PLUGIN_ROOT_VAR = re.compile(r"\$\{?CLAUDE_PLUGIN_ROOT\}?(?:/|\Z)")
+_PLUGIN_ROOT_VAR = LazyPattern(r"\$\{?CLAUDE_PLUGIN_ROOT\}?(?:/|\Z)")
 # what only a template or an example writes in a destination: placeholders (`<name>`,
 # `{topic}`, `$VAR`, `[Results]`), `path/to/`, elisions and globs
-_TEMPLATE = re.compile(r"[<>{}\[\]$*]|\.\.\.|…|(?:^|/)path/to/|(?:^|/)your[-_]|YOUR_|_HERE\b")
+_TEMPLATE = LazyPattern(r"[<>{}\[\]$*]|\.\.\.|…|(?:^|/)path/to/|(?:^|/)your[-_]|YOUR_|_HERE\b")
 _TEMPLATE_WORDS = frozenset({"link", "url", "path", "file", "filename", "href", "target"})
 
 
 # ``/commit``, ``/review-pr``, ``/plugin:skill``: one segment, no extension (``/README.md`` and
 # ``/docs/oauth`` are site-relative links, SK512's)
-_SLASH_COMMAND = re.compile(r"/[A-Za-z][\w-]*(?::[\w.-]+)*\Z")
+_SLASH_COMMAND = LazyPattern(r"/[A-Za-z][\w-]*(?::[\w.-]+)*\Z")
 
 
 # Possible link destinations, found by regular expressions over the raw text: a superset of
 # what CommonMark reads as destinations (``](`` and ``]:`` are never split in a link). When
 # every one of them is plainly fine, the file needs no parsing: nothing could be reported.
-_INLINE_DEST = re.compile(
+_INLINE_DEST = LazyPattern(
     r"\]\([ \t\r]*\n?[ \t\r]*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\x00-\x20)]*))"
 )
-_DEF_DEST = re.compile(r"\]:[ \t\r]*\n?[ \t\r]*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\x00-\x20]+))")
+_DEF_DEST = LazyPattern(r"\]:[ \t\r]*\n?[ \t\r]*(?:<(?P<angle>[^<>\n]*)>|(?P<bare>[^\x00-\x20]+))")
 # characters CommonMark rewrites in a destination (escapes, entities) or that end it early
-_REWRITTEN = re.compile(r"[\\&()]")
+_REWRITTEN = LazyPattern(r"[\\&()]")
 
 
 def _candidates(tree: Tree, doc: Doc, text: str) -> list[tuple[LinkUse, bool]]:
@@ -302,7 +302,7 @@ class Mentions:
 # position of the text: 9x slower on real SKILL.md files). The lookbehinds restate "`" and
 # `\b` before the word.
 _FOLDER_NAMED = {
-    word: re.compile(
+    word: LazyPattern(
         rf"{word}(?:(?<=`{word})/?`(?!\w)|(?<!\w{word})/?`?\s+(?:directory|folder|dir)\b)"
     )
     for word in ("scripts", "references", "assets")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
-import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,14 +21,15 @@ from pathlib import Path
 from typing import Literal
 
 from skillcheck.source.junk import OPAQUE_DIRS
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import Memo, Skill, SkillFile
 
 MAX_HOPS = 40  # symlinks followed in one resolution, as Linux's ELOOP limit
 
 Status = Literal["found", "missing", "outside", "loop", "unknown"]
 
-_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+_DRIVE = LazyPattern(r"^[A-Za-z]:[\\/]")
+_SCHEME = LazyPattern(r"^[A-Za-z][A-Za-z0-9+.-]+:")
 
 
 def fold(name: str) -> str:

@@ -17,10 +17,11 @@ from skillcheck.analysis.links import (
 )
 from skillcheck.analysis.paths import tree_of
 from skillcheck.source.junk import UNMENTIONED_NAMES
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_text
 from skillcheck.source.skill import Memo, Skill, SkillFile
 
-_RUNTIME_FILE = re.compile(r"agents/[^/]+\.ya?ml$")
+_RUNTIME_FILE = LazyPattern(r"agents/[^/]+\.ya?ml$")
 
 # the dependency manifests of a skill's code: the scripts use them (`npm install` in
 # scripts/), linking them from SKILL.md tells the agent nothing

@@ -35,7 +35,6 @@ import hashlib
 import json
 import marshal
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -44,6 +43,7 @@ from typing import Any
 from skillcheck import __version__
 from skillcheck.engine.summary import diagnostic_from_json, diagnostic_to_json, from_json, to_json
 from skillcheck.source.atomic import write_atomic
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import link_readable, read_fd, read_file
 from skillcheck.source.skill import Skill, SkillSummary
 
@@ -475,8 +475,8 @@ class ResultCache:
                 old.rmdir()
 
 
-_RUN_KEY = re.compile(r"[0-9a-f]{24}")
-_ENTRY = re.compile(r"(?:[0-9a-f]{32}|collection)\.json(?:\.[^/]*\.tmp)?|\..*\.tmp")
+_RUN_KEY = LazyPattern(r"[0-9a-f]{24}")
+_ENTRY = LazyPattern(r"(?:[0-9a-f]{32}|collection)\.json(?:\.[^/]*\.tmp)?|\..*\.tmp")
 
 
 def _is_run_folder(path: Path) -> bool:

@@ -38,6 +38,7 @@ from skillcheck.rules.budgets import skill_figures, tokenizer_spec
 from skillcheck.rules.collection import load_group
 from skillcheck.source.discover import Listings
 from skillcheck.source.display import display_path
+from skillcheck.source.lazy import compile_all
 from skillcheck.source.load import load_skill, scan
 from skillcheck.source.skill import Skill, SkillSummary
 
@@ -283,6 +284,8 @@ class CheckRun:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        if START_METHOD == "fork":
+            compile_all()  # once here, not once in each worker (a spawned one imports anew)
         # gc.freeze: the objects made so far live until the end, and a forked worker then
         # shares their pages instead of copying them when the collector touches them
         gc.freeze()

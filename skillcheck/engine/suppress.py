@@ -22,17 +22,18 @@ from pathlib import Path
 
 from skillcheck.engine.check import SuppressionsInput, run_rules
 from skillcheck.rules import Context, Input, Rule, get_rule
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_text
 from skillcheck.source.markdown import MARKDOWN_SUFFIXES, text_blocks
 from skillcheck.source.skill import Diagnostic, Pos, Skill, SkillSummary, Span
 from skillcheck.source.text import split_lines
 
 MARKER = "skillcheck-disable"
-_COMMENT = re.compile(
+_COMMENT = LazyPattern(
     r"<!--\s*skillcheck-(disable-next-line|disable)\b(?P<codes>[^>]*?)\s*-->", re.IGNORECASE
 )
-_WORD = re.compile(r"[^\s,]+")
-_BACKTICKS = re.compile(r"`+")
+_WORD = LazyPattern(r"[^\s,]+")
+_BACKTICKS = LazyPattern(r"`+")
 
 
 @dataclass

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from skillcheck.fix import _relint, plan_fixes
 from skillcheck.rules import Input, get_rule
 from skillcheck.settings import load_config
 from skillcheck.source.frontmatter import parse_document
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import find_skill_md, load_skill
 from skillcheck.source.markdown import MARKDOWN_SUFFIXES
 from skillcheck.source.skill import Diagnostic, Fix, Memos, Skill
@@ -250,7 +250,7 @@ def fix_all(checked: Checked) -> Action | None:
     return Action(title, "source.fixAll", [Edit((0, 0), end, new_text)])
 
 
-_INDENT = re.compile(r"[ \t]*")
+_INDENT = LazyPattern(r"[ \t]*")
 
 
 def disable_action(checked: Checked, diag: Diagnostic) -> Action | None:
@@ -356,7 +356,7 @@ def hover(checked: Checked, position: Position) -> str | None:
     return "\n\n---\n\n".join(pages) or None
 
 
-_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:")
+_KEY = LazyPattern(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:")
 
 
 @dataclass(frozen=True)

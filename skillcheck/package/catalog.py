@@ -42,6 +42,7 @@ from skillcheck.source.junk import (
     OPAQUE_DIRS,
     ROOT_JUNK_DIRS,
 )
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_fd
 from skillcheck.source.skill import Figures, Memo, Skill, SkillFile
 from skillcheck.source.text import decode_text
@@ -69,7 +70,7 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 )
 # (any directory holding a pyvenv.cfg is excluded too: see ``_ignore_spec``)
 
-_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")  # the RFC's {skill-name} rule
+_NAME_RE = LazyPattern(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")  # the RFC's {skill-name} rule
 _RFC_PATH_FORBIDDEN = set("\\?#[]")
 
 
@@ -699,7 +700,7 @@ def dumps_manifest(manifest: dict[str, Any]) -> bytes:
 # --- renderings ----------------------------------------------------------------------------
 
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROLS = LazyPattern(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def _no_controls(text: str) -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import sys
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -77,14 +76,15 @@ from skillcheck.package.catalog import (
     show,
     skill_digest,
 )
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import Skill
 
 RFC_SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
 WELL_KNOWN = "/.well-known/agent-skills/"
 TYPES = ("skill-md", "archive")
 ARCHIVE_FORMATS = ("tar.gz", "zip")
-_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+_NAME_RE = LazyPattern(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_DIGEST_RE = LazyPattern(r"^sha256:[0-9a-f]{64}$")
 # where a local directory is imagined to be served, to resolve its URLs per RFC 3986
 _LOCAL_ORIGIN = "https://publication.invalid"
 _CONTENT_TYPES = {

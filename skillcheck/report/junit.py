@@ -20,15 +20,15 @@ with ``::`` as a workflow command.
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 from skillcheck import __version__
 from skillcheck.report import ReportOptions, rel, safe
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import Diagnostic, Severity
 
 # what XML 1.0 allows: tab, LF, CR, U+0020–U+D7FF, U+E000–U+FFFD, U+10000 and above
-_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_NOT_XML = LazyPattern("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _xml(text: str) -> str:

@@ -30,6 +30,7 @@ from skillcheck.rules.base import (
     value_span,
 )
 from skillcheck.source.display import safe
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_text
 from skillcheck.source.markdown import is_markdown
 from skillcheck.source.skill import (
@@ -147,11 +148,11 @@ def is_reference(skill: Skill, rel: str, path: Path) -> bool:
     return is_markdown(rel) and path != skill.skill_md
 
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_TOC_HEADING = re.compile(
+_FENCE = LazyPattern(r"^ {0,3}(`{3,}|~{3,})")
+_TOC_HEADING = LazyPattern(
     r"^ {0,3}(?:#{1,6}[ \t]+|\*\*|__)?(?:table[ \t]+of[ \t]+)?contents\b[^\w]*$", re.IGNORECASE
 )
-_TOC_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+.*\]\(#[^)\s]+\)")
+_TOC_ITEM = LazyPattern(r"^\s*(?:[-*+]|\d+[.)])\s+.*\]\(#[^)\s]+\)")
 
 
 def has_toc(lines: list[str]) -> bool:

@@ -8,13 +8,13 @@ result cache, and a collection rule must see every skill however it was checked.
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
 from skillcheck.analysis.paths import plugin_root
 from skillcheck.rules.base import Context, Input, Option, rule
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import Finding, Outcome, Pos, Severity, SkillSummary, Span
 from skillcheck.targets import TARGETS, impact, impacts
 
@@ -166,7 +166,7 @@ _STOP_TEXT = """a about an and any are as at be by can do does for from has have
     use used uses using user users ask asks asked asking want wants need needs needed
     skill skills agent claude help helps also all more other some like e g etc work working"""
 _STOP_WORDS = frozenset(_STOP_TEXT.split())
-_WORD = re.compile(r"[^\W_]+")
+_WORD = LazyPattern(r"[^\W_]+")
 
 
 def _stem(word: str) -> str:
@@ -327,7 +327,7 @@ def _near_duplicates(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary,
         )
 
 
-_NAME_WORD = re.compile(r"[^\W_]+")
+_NAME_WORD = LazyPattern(r"[^\W_]+")
 _SENTENCE_END = frozenset(".!?:;\n")
 _BEFORE_WORD = frozenset(" \t\"'`*([")
 

@@ -14,6 +14,7 @@ from skillcheck.rules.base import (
     usable_frontmatter,
     value_span,
 )
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import (
     Document,
     Finding,
@@ -181,7 +182,7 @@ def description_too_long(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
 
 
-_TAG = re.compile(r"</?[A-Za-z][^<>]*>|[<>]")
+_TAG = LazyPattern(r"</?[A-Za-z][^<>]*>|[<>]")
 
 
 @rule(
@@ -224,11 +225,11 @@ def description_angle_brackets(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 
 # not "I/O", "I/O-bound", "TCP/IP" or "us.anthropic.claude-…" (a slash or a dotted name)
-_FIRST = re.compile(r"(?<![/.])\b(I|I'm|I'll|I've|me|my|we|we'll|our|us)\b(?![/.]\w)")
-_SECOND = re.compile(r"(?<![/.])\b(you|your|you're|you'll)\b(?![/.]\w)", re.IGNORECASE)
+_FIRST = LazyPattern(r"(?<![/.])\b(I|I'm|I'll|I've|me|my|we|we'll|our|us)\b(?![/.]\w)")
+_SECOND = LazyPattern(r"(?<![/.])\b(you|your|you're|you'll)\b(?![/.]\w)", re.IGNORECASE)
 # "Use when you need…", "if your build fails": a trigger clause speaks of the user, which is
 # what the description should say; it runs to the end of its sentence
-_TRIGGER_CLAUSE = re.compile(
+_TRIGGER_CLAUSE = LazyPattern(
     r"\b(?:when|whenever|if|once|before|after|while|unless|until)\b[^.;!?]*", re.IGNORECASE
 )
 # Quoted phrases are what a user says ("tailor my resume", 'how do I set this up'): the
@@ -237,7 +238,7 @@ _TRIGGER_CLAUSE = re.compile(
 # an apostrophe between letters inside it ('I'm on Linux') does not close it. A quote does not
 # hold its own opening mark: each opening mark is then tried to the next one at most, not to
 # the end of its line (a line of unclosed quotes took quadratic time).
-_QUOTED = re.compile(
+_QUOTED = LazyPattern(
     r"\"[^\"\n]*\"|“[^“”\n]*”|‘[^‘’\n]*’|«[^«»\n]*»|「[^「」\n]*」"
     r"|(?:(?<=[\s(\[:,])|^)'(?:[^'\n]|(?<=\w)'(?=\w))*'(?=[\s.,;:!?)\]]|$)"
 )
@@ -245,7 +246,7 @@ _QUOTED = re.compile(
 
 # a labelled list of what users say ("USE FOR: add telemetry to my app, ...", "Triggers:
 # ..."), quoted or not, runs to the end of its line: the user's words, not the description's
-_TRIGGER_LIST = re.compile(
+_TRIGGER_LIST = LazyPattern(
     r"\b(?:(?:do not|don't) )?(?:use (?:it |this (?:skill )?)?for|triggers?(?: phrases)?"
     r"|trigger words|keywords)\s*:[^\n]*",
     re.IGNORECASE,
@@ -309,7 +310,7 @@ def description_person(skill: Skill, ctx: Context) -> Iterator[Finding]:
             return
 
 
-_TRIGGER = re.compile(
+_TRIGGER = LazyPattern(
     r"\b(when|whenever|if the user|if you|if asked|use (it |this )?(for|to|on|with|in)|"
     r"for (tasks|requests|questions|work)|triggers?|invoke|asks?|requests?|needs?)\b"
     # Chinese: 当…时 / 在…时使用 (when), 使用场景 / 适用场景 / 适用于 (use cases, applies
@@ -575,7 +576,7 @@ def description_not_string(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 
 # a block scalar header: indicator, then indentation digit and chomping in either order
-_BLOCK_HEADER = re.compile(r"([|>])(?:([1-9])([+-])?|([+-])([1-9])?)?")
+_BLOCK_HEADER = LazyPattern(r"([|>])(?:([1-9])([+-])?|([+-])([1-9])?)?")
 
 
 def strip_description(doc: Document | None, node: Node) -> Fix | None:

@@ -18,6 +18,7 @@ from skillcheck.source.junk import (
     JUNK_FILES,
     ROOT_JUNK_DIRS,
 )
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_file, read_text
 from skillcheck.source.skill import Finding, Pos, Severity, Skill, SkillFile, Span
 
@@ -27,7 +28,7 @@ FAMILY = "security"  # one family with the rules of rules/security.py
 # --- SK703 junk ------------------------------------------------------------------------------
 
 # `.env.example` & co. document the variables a skill reads, with placeholder values
-_ENV_TEMPLATE = re.compile(r"\.env\.(?:example|sample|template|dist|defaults?)(?:\.\w+)?$", re.I)
+_ENV_TEMPLATE = LazyPattern(r"\.env\.(?:example|sample|template|dist|defaults?)(?:\.\w+)?$", re.I)
 
 
 def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
@@ -199,11 +200,11 @@ _INTERPRETERS = frozenset(
 )
 # where a command starts: start of a line (after a prompt or list marker), a code span, a
 # shell operator, or a substitution
-_COMMAND_START = re.compile(r"(?:^|[`(]|&&|\|\||[;|]|\$\(|\bthen|\bdo|\bexec|\bsudo)\s*$")
-_LINE_LEAD = re.compile(r"^\s*(?:(?:[-*+>]|\d+[.)]|\$|#|%)\s+)*$")
+_COMMAND_START = LazyPattern(r"(?:^|[`(]|&&|\|\||[;|]|\$\(|\bthen|\bdo|\bexec|\bsudo)\s*$")
+_LINE_LEAD = LazyPattern(r"^\s*(?:(?:[-*+>]|\d+[.)]|\$|#|%)\s+)*$")
 # a directory the runtime or the script substitutes: `./`, `${CLAUDE_SKILL_DIR}/`, `$DIR/`,
 # `{baseDir}/`, `"$(dirname "$0")"/`; what stays before the path is the command position
-_DIR_PREFIX = re.compile(
+_DIR_PREFIX = LazyPattern(
     r"(?:[\"']?(?:\./|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/|\{[A-Za-z_]+\}/|\"?\$\((?:[^)$]|\$(?!\())*\)\"?/"
     r"|[\w.~/-]*/))?$"
 )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from skillcheck.rules.base import Context, rule, usable_frontmatter
 from skillcheck.source.anchors import mark_lines
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_file, read_text
 from skillcheck.source.skill import Finding, Impact, Outcome, Pos, Severity, Skill, SkillFile, Span
 
@@ -29,8 +30,8 @@ class _Line:
     fence: str | None  # the info string of the fenced block holding the line, or None
 
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
-_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
+_FENCE = LazyPattern(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
+_CLOSE = LazyPattern(r"^ {0,3}(`{3,}|~{3,})\s*$")
 
 
 def _body_lines(skill: Skill) -> Iterator[_Line]:
@@ -59,7 +60,7 @@ def _body_lines(skill: Skill) -> Iterator[_Line]:
 # --- SK707 inline shell commands ---------------------------------------------------------------
 
 # `` !`git status` `` after a space or at the start of a line (Claude Code's form)
-_BANG = re.compile(r"(?:^|(?<=\s))!`([^`\n]+)`")
+_BANG = LazyPattern(r"(?:^|(?<=\s))!`([^`\n]+)`")
 
 
 @rule(
@@ -119,16 +120,16 @@ def shell_on_invocation(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 # --- SK708 interactive scripts ------------------------------------------------------------------
 
-_PY_PROMPT = re.compile(
+_PY_PROMPT = LazyPattern(
     # `input(` with no space: "parse the input (simplified)" in a docstring is prose
     r"(?<![\w.])(?:raw_)?input\(|\bgetpass\.getpass\s*\(|(?<![\w.])getpass\s*\("
     r"|\b(?:click|typer)\.(?:prompt|confirm)\s*\(|\b(?:Prompt|Confirm|IntPrompt)\.ask\s*\("
     r"|\bquestionary\.\w+\s*\(|\binquirer\.prompt\s*\("
 )
-_SH_PROMPT = re.compile(
+_SH_PROMPT = LazyPattern(
     r"(?<![\w-])read\s+(?:-\w+\s+)*-[a-zA-Z]*[ps]\b|\bRead-Host\b|\bselect\s+\w+\s+in\b"
 )
-_JS_PROMPT = re.compile(
+_JS_PROMPT = LazyPattern(
     r"\.question\s*\(|\binquirer\.prompt\s*\(|(?<![\w.])prompt\s*\(\s*['\"`]"
     r"|\bprompts\s*\(\s*\{|\breadlineSync\.\w+\s*\("
 )
@@ -136,7 +137,7 @@ _JS_PROMPT = re.compile(
 # non-interactive path the agent can use (every branch starts with a literal, `CI`'s word
 # boundary a lookbehind after it: as `\bCI` the whole pattern was tried at every offset,
 # 7x slower on the corpus's scripts)
-_NON_INTERACTIVE = re.compile(
+_NON_INTERACTIVE = LazyPattern(
     r"isatty|\[\[? -t [01] \]\]?|--yes\b|--non-interactive|--no-input|--no-prompt|--assume-yes"
     r"|--batch\b|CI(?<!\wCI)\b|isTTY|-NonInteractive|\[switch\]\$Force|--force\b"
     # questions asked only on request (`--interactive`, `args.interactive`)
@@ -267,10 +268,10 @@ def interactive_script(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 # what Claude Code replaces: `$0`, `$1`, … not followed by a word character, and
 # `$ARGUMENTS[N]`; `${1}` and `$(1)` are left alone
-_POSITIONAL = re.compile(r"\$(\d+)(?!\w)")
-_PRICE_TAIL = re.compile(r"[.,]\d")
-_AWK = re.compile(r"\bawk\b|\{\s*print\b|\bprintf?\s*\(?\s*\$\d")
-_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_POSITIONAL = LazyPattern(r"\$(\d+)(?!\w)")
+_PRICE_TAIL = LazyPattern(r"[.,]\d")
+_AWK = LazyPattern(r"\bawk\b|\{\s*print\b|\bprintf?\s*\(?\s*\$\d")
+_CODE_SPAN = LazyPattern(r"`[^`\n]+`")
 _CLAUDE_CODE = {"claude-code": Impact(Outcome.DEGRADED, Severity.WARNING)}
 
 

@@ -36,6 +36,7 @@ from skillcheck.analysis.paths import (
 from skillcheck.analysis.reach import reached, readable_text, resource_candidates
 from skillcheck.rules.base import Context, rule
 from skillcheck.source import markdown
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.markdown import Link, Markdown, Segment
 from skillcheck.source.outline import fast_links, source_lines
 from skillcheck.source.skill import (
@@ -121,7 +122,7 @@ def unreferenced_file(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
 
 
-_TEST_FILE = re.compile(
+_TEST_FILE = LazyPattern(
     r"(?:^|/)(?:tests?|__tests__)/|(?:^|/)test_[^/]*$|[._]test\.[^/]*$|\.spec\."
 )
 
@@ -216,10 +217,10 @@ def _only_in_destinations(
     return True
 
 
-_MENTION = re.compile(r"(?:scripts|references|assets)/[\w.%+@~/-]*[\w%+@~/-]")
+_MENTION = LazyPattern(r"(?:scripts|references|assets)/[\w.%+@~/-]*[\w%+@~/-]")
 # whether one of _FOLDER_WORDS is in a text: one scan that `re` runs from each "/", twice
 # as fast as the three substring searches that fail on most texts
-_MENTION_HINT = re.compile(r"/(?:(?<=scripts/)|(?<=references/)|(?<=assets/))")
+_MENTION_HINT = LazyPattern(r"/(?:(?<=scripts/)|(?<=references/)|(?<=assets/))")
 
 
 def find_mentions(text: str) -> Iterator[Hit]:
@@ -265,7 +266,7 @@ def _starts_path(text: str, start: int) -> bool:
     return not (_word_char(before) or before in "./\\~$-")
 
 
-_PATH_TAIL = re.compile(r"[^\s`'\"<>|*?()\[\]]*")
+_PATH_TAIL = LazyPattern(r"[^\s`'\"<>|*?()\[\]]*")
 # the longest path taken in (Linux's PATH_MAX): a run of drive letters without a space
 # (`C:\x-C:\x-...`) is a path at each of them, and each must not run to the end of the text
 _PATH_MAX = 4096
@@ -277,13 +278,13 @@ def _tail_end(text: str, start: int) -> int:
     return tail.end() if tail else start
 
 
-_HOME = re.compile(
+_HOME = LazyPattern(
     r"/(?:Users|home)/[^\s/`'\"<>()\[\]]+(?:/[^\s`'\"<>()\[\]]*)?|/root/[^\s`'\"<>()\[\]]*"
 )
-_FILE_URL = re.compile(r"file:///?[^\s`'\"<>()\[\]]+")
-_WORD_RUN = re.compile(r"[\w.\\-]*")
-_DRIVE = re.compile(r"[A-Za-z]:(?:\\|/Users/)")
-_UNC = re.compile(r"\\\\[\w.$-]+\\[^\s`'\"<>|*?()\[\]]+")
+_FILE_URL = LazyPattern(r"file:///?[^\s`'\"<>()\[\]]+")
+_WORD_RUN = LazyPattern(r"[\w.\\-]*")
+_DRIVE = LazyPattern(r"[A-Za-z]:(?:\\|/Users/)")
+_UNC = LazyPattern(r"\\\\[\w.$-]+\\[^\s`'\"<>|*?()\[\]]+")
 
 
 def _backslash_words(text: str) -> Iterator[tuple[int, int]]:
@@ -302,7 +303,7 @@ def _backslash_words(text: str) -> Iterator[tuple[int, int]]:
 
 # "/Users/", "/home/", "/root/" or "file:/" (":/Users/" holds the first): one scan that
 # `re` runs from each "/", three times faster than the four substring tests
-_HOME_OR_FILE_HINT = re.compile(r"/(?:Users/|home/|root/|(?<=file:/))")
+_HOME_OR_FILE_HINT = LazyPattern(r"/(?:Users/|home/|root/|(?<=file:/))")
 # find_local_paths finds nothing in a text without one of these
 _LOCAL_MARKS = ("\\", "/Users/", "/home/", "/root/", "file:/")
 
@@ -361,7 +362,7 @@ def find_local_paths(text: str) -> Iterator[Hit]:
     yield from hits
 
 
-_PATH_STOPS = re.compile(r"[`'\"<>|]")  # what ends a drive path that has spaces
+_PATH_STOPS = LazyPattern(r"[`'\"<>|]")  # what ends a drive path that has spaces
 
 
 class _DrivePaths:
@@ -540,7 +541,7 @@ def _mention_status(tree: Tree, doc: Doc, written: str) -> tuple[Resolution, str
 
 
 _ASCII_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+_EXTENSION = LazyPattern(r"\.[A-Za-z0-9]{1,8}$")
 
 
 def _local_path(hit: Hit, code: bool) -> str | None:
@@ -623,7 +624,7 @@ def _drive_user(path: str) -> str | None:
 
 
 # words that, before a path on its line, make it an example ("Examples: references/x.md")
-_EXAMPLE = re.compile(
+_EXAMPLE = LazyPattern(
     r"\bexamples?\b|\be\.g\.|\b(?:such as|for instance|imagine|suppose)\b"
     # a "Good:" label shows the right shape beside a counter-example ("✓ **Good**: `x/y.md`")
     r"|\b(?:good|correct)\b\W{0,3}:",

@@ -14,6 +14,7 @@ from skillcheck.rules.base import (
     usable_frontmatter,
     value_span,
 )
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import (
     Finding,
     Frontmatter,
@@ -26,8 +27,8 @@ from skillcheck.source.skill import (
 )
 from skillcheck.targets import TARGETS, Target, impact, impacts, titles
 
-_ASCII_NAME = re.compile(r"[a-z0-9-]+")
-_BAD_ASCII = re.compile(r"[^a-z0-9-]")
+_ASCII_NAME = LazyPattern(r"[a-z0-9-]+")
+_BAD_ASCII = LazyPattern(r"[^a-z0-9-]")
 
 
 def _name(skill: Skill) -> tuple[Frontmatter, Node, str] | None:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillcheck.rules.base import Context, rule, usable_frontmatter, value_span
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import (
     Finding,
     Frontmatter,
@@ -117,12 +118,12 @@ _GATING_KEYS = ("requires", "install", "primaryEnv", "always", "skillKey")
 # documented keys that do not gate (docs/tools/skills.md, clawhub/skill-format.md)
 _OTHER_KEYS = frozenset({"emoji", "homepage", "envVars", "nix", "config", "os"})
 # brew/go/uv values OpenClaw accepts (frontmatter.ts normalizeSafe*)
-_BREW = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@+._/-]*$")
-_GO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._~+\-/]*(?:@[A-Za-z0-9][A-Za-z0-9._~+\-/]*)?$")
-_UV = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-\[\]=<>!~+,]*$")
+_BREW = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9@+._/-]*$")
+_GO = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9._~+\-/]*(?:@[A-Za-z0-9][A-Za-z0-9._~+\-/]*)?$")
+_UV = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9._\-\[\]=<>!~+,]*$")
 # a `bins` entry that no file on PATH can be named: a version constraint, words, a path
-_NOT_A_BIN = re.compile(r"[\s<>=()/\\]")
-_NOT_AN_ENV = re.compile(r"[\s$=]")
+_NOT_A_BIN = LazyPattern(r"[\s<>=()/\\]")
+_NOT_AN_ENV = LazyPattern(r"[\s$=]")
 _TRUE_FALSE = frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})
 
 

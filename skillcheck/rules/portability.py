@@ -6,19 +6,19 @@ name, so a bad folder name is reported once, not once per file in it.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterator
 
 from skillcheck.analysis.paths import fold, show, tree_of
 from skillcheck.rules.base import Context, rule
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import WHOLE_FILE, Finding, Memo, Severity, Skill, SkillFile
 
 _RESERVED = frozenset(
     ["CON", "PRN", "AUX", "NUL"]
     + [f"{p}{n}" for p in ("COM", "LPT") for n in [*"0123456789", "¹", "²", "³"]]
 )
-_WINDOWS_CHARS = re.compile(r'[<>:"|?*\\]')
+_WINDOWS_CHARS = LazyPattern(r'[<>:"|?*\\]')
 
 
 _ENTRIES: Memo[list[tuple[SkillFile, str]]] = Memo("portability-entries")

@@ -33,6 +33,7 @@ from skillcheck.analysis.paths import (
 from skillcheck.analysis.reach import reached, relative_to
 from skillcheck.rules.base import Context, rule
 from skillcheck.source import markdown
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.markdown import Link
 from skillcheck.source.outline import Outline, outline_for, source_lines
 from skillcheck.source.skill import (
@@ -209,15 +210,15 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".bmp", ".avif")
 
 
-_TEMPLATE_WORD = re.compile(r"(?:^|[-_.])(?:skill[-_])?templates?(?:$|[-_.])")
+_TEMPLATE_WORD = LazyPattern(r"(?:^|[-_.])(?:skill[-_])?templates?(?:$|[-_.])")
 # a folder of sample outputs: documents showing what the skill writes, linking as they would
-_SAMPLE_OUTPUT = re.compile(r"(?:^|/)(?:expected|sample|example)[-_]?outputs?/", re.IGNORECASE)
+_SAMPLE_OUTPUT = LazyPattern(r"(?:^|/)(?:expected|sample|example)[-_]?outputs?/", re.IGNORECASE)
 
 
 # `folder/name` in SKILL.md: the folder (the whole run before the slash, not after another
 # path character) and the run of name characters after the slash
-_FOLDER_AND_NAME = re.compile(r"(?<![\w./-])([\w-][\w.-]*)/([\w.-]*)")
-_NAME_RUN = re.compile(r"[\w.-]*")
+_FOLDER_AND_NAME = LazyPattern(r"(?<![\w./-])([\w-][\w.-]*)/([\w.-]*)")
+_NAME_RUN = LazyPattern(r"[\w.-]*")
 # per skill: the folders SKILL.md writes before each `/name` (FOLDER_INDEX: by the run
 # after the slash), and per file name the distinct ones the skill does not hold, in order
 FOLDER_INDEX: Memo[dict[str, list[tuple[int, str]]]] = Memo("folders-before-names")
@@ -274,7 +275,7 @@ def _produced_folder(skill: Skill, path: str) -> str | None:
 # a bracketed placeholder that is not a link (`- [c4-code-1.md](./c4-code-1.md) - [Description]`):
 # capitalised words in brackets, not a link's text (`](`), a reference (`][`, `]:`) or a
 # checkbox, footnote or admonition (`[x]`, `[X]`, `[^1]`, `[!NOTE]`): two letters at least
-_BARE_PLACEHOLDER = re.compile(r"(?<![\]\w!\\])\[[A-Z][A-Za-z]+(?: [A-Za-z/]+){0,4}\](?![(\[:])")
+_BARE_PLACEHOLDER = LazyPattern(r"(?<![\]\w!\\])\[[A-Z][A-Za-z]+(?: [A-Za-z/]+){0,4}\](?![(\[:])")
 
 
 LINE_PLACEHOLDER: Memo[str | None] = Memo("placeholder-on-line")  # per file and line

@@ -131,7 +131,7 @@ def _other_message(chars: str) -> str:
 
 # a line that names the zero-width character it holds is showing it (a write-up of the trick,
 # "ig<U+200B>nore" with a zero-width space): deleting it would break the example
-_NAMES_ZERO_WIDTH = re.compile(
+_NAMES_ZERO_WIDTH = LazyPattern(
     r"zero[- ]?width|\bZW(?:SP|NJ|J|NBSP)\b|\bU\+(?:200[BCD]|2060|FEFF)\b"
     r"|\\u(?:200[bcd]|2060|feff)\b|&#x?(?:200[bcd]|8203|8204|8205|2060|8288|feff|65279);"
     r"|\bword joiner\b|\binvisible (?:char|space)",
@@ -254,7 +254,7 @@ class _Secret:
     label: str
     shown: str  # the fixed, public prefix shown instead of the value
     needles: tuple[str, ...]  # a cheap substring test before the regex runs
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     variable_from: int = 0  # where the random part of a match starts (for the placeholder test)
 
 
@@ -266,28 +266,28 @@ _SECRETS = (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
         # (the lookbehinds after the literal start, here and below: `re` then skips to its
         # occurrences instead of trying the pattern at every offset)
-        re.compile(r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36}(?![A-Za-z0-9_])"),
+        LazyPattern(r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36}(?![A-Za-z0-9_])"),
         4,
     ),
     _Secret(
         "a GitHub fine-grained token",
         "github_pat_",
         ("github_pat_",),
-        re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9_])"),
+        LazyPattern(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9_])"),
         11,
     ),
     _Secret(
         "an Anthropic API key",
         "sk-ant-",
         ("sk-ant-",),
-        re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[a-z]+\d\d-[A-Za-z0-9_-]{40,}"),
+        LazyPattern(r"(?<![A-Za-z0-9_-])sk-ant-[a-z]+\d\d-[A-Za-z0-9_-]{40,}"),
         13,
     ),
     _Secret(
         "an OpenAI API key",
         "sk-",
         ("sk-",),
-        re.compile(
+        LazyPattern(
             r"sk-(?<![A-Za-z0-9_-]sk-)(?!ant-)(?:"
             # bounded before the marker, so a long run of token characters cannot make the
             # search quadratic
@@ -301,21 +301,21 @@ _SECRETS = (
         "a Slack token",
         "xox?-",
         ("xox",),
-        re.compile(r"(?<![A-Za-z0-9])xox[abprs]-\d{8,}-\d{8,}(?:-\d{8,})?-[A-Za-z0-9]{24,}"),
+        LazyPattern(r"(?<![A-Za-z0-9])xox[abprs]-\d{8,}-\d{8,}(?:-\d{8,})?-[A-Za-z0-9]{24,}"),
         5,
     ),
     _Secret(
         "a Google API key",
         "AIza",
         ("AIza",),
-        re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+        LazyPattern(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
         4,
     ),
     _Secret(
         "a Stripe live secret key",
         "sk_live_",
         ("_live_",),
-        re.compile(r"(?<![A-Za-z0-9_])[sr]k_live_[0-9A-Za-z]{24,}"),
+        LazyPattern(r"(?<![A-Za-z0-9_])[sr]k_live_[0-9A-Za-z]{24,}"),
         8,
     ),
     _Secret(
@@ -324,19 +324,19 @@ _SECRETS = (
         ("PRIVATE KEY",),
         # the header, then (after optional PEM headers, real or JSON-escaped line breaks) a
         # run of base64: a header alone is documentation, not a key
-        re.compile(
+        LazyPattern(
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
             r"(?:\s|\\[nr])*(?:[A-Za-z-]+:[^\n\\]*(?:\s|\\[nr])+)*" + _B64 + "{40,}"
         ),
     ),
 )
 
-_AWS_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_ID = LazyPattern(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")
+_AWS_SECRET = LazyPattern(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 AWS_NEARBY = 400  # characters either side of a key ID searched for its secret
 AWS_MAX_IDS = 1000  # key IDs looked at per file (each searches its neighbourhood)
 _AWS_NEEDLES = ("AKIA", "ASIA", "ABIA", "ACCA")  # what _AWS_ID starts with
-_HEADER = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
+_HEADER = LazyPattern(r"-----BEGIN [A-Z0-9 ]+-----")
 # Every needle above (and _AWS_NEEDLES), grouped by first character: one scan per group
 # instead of one per needle. A pattern with a literal start is searched at C speed (faster
 # than `in` on non-ASCII text), and most texts hold no needle at all; a group's needles are
@@ -344,7 +344,7 @@ _HEADER = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
 # from the formats, so a format added above is never left out of the scans.
 _SECRET_NEEDLES = sorted({*_AWS_NEEDLES, *(n for s in _SECRETS for n in s.needles)})
 _NEEDLE_GROUPS = tuple(
-    (re.compile("|".join(map(re.escape, group))), group)
+    (LazyPattern("|".join(map(re.escape, group))), group)
     for group in (
         tuple(n for n in _SECRET_NEEDLES if n[0] == first)
         for first in sorted({n[0] for n in _SECRET_NEEDLES})
@@ -511,12 +511,12 @@ def secret(skill: Skill, ctx: Context) -> Iterator[Finding]:
 _SHELL = r"(?:sudo\s+(?:-\S+\s+)*)?(?:/usr/bin/env\s+|/usr/bin/|/bin/)?(?:ba|z|da|k|fi)?sh"
 # the end of a pipeline that executes its input: `| sh`, `| sudo bash`, `| iex`
 # (one "|" before both forms: `re` skips to the pipes instead of trying each offset)
-_PIPE_TO_SHELL = re.compile(
+_PIPE_TO_SHELL = LazyPattern(
     rf"\|(?:\s*{_SHELL}(?![\w.-])|(?P<ps>(?i:\s*(?:iex|Invoke-Expression)\b)))"
 )
 # what must come earlier on the line for that pipeline to run a download
-_FETCH = re.compile(r"\b(?:curl|wget)\b")
-_FETCH_PS = re.compile(r"(?i)\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|curl|wget)\b")
+_FETCH = LazyPattern(r"\b(?:curl|wget)\b")
+_FETCH_PS = LazyPattern(r"(?i)\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|curl|wget)\b")
 # forms without a pipe: the shell forms start with the shell's name (its word boundary a
 # lookbehind after it, so `re` skips to the letters b, z and s instead of trying every
 # offset: 16x faster on real files), the PowerShell form is searched only after its hint
@@ -536,7 +536,7 @@ _SUBSTITUTED_PS = LazyPattern(
 # starts with \b, so the engine tries it at every offset): the two shell forms `sh`, a
 # download command and `<(` or `$(`; the PowerShell form a "(" then (spaces and) a download,
 # found from the literal "(" (the same (?i) letters: `ı`, `K` fold as they do there).
-_SUBSTITUTED_PS_HINT = re.compile(
+_SUBSTITUTED_PS_HINT = LazyPattern(
     r"\((?i:\s*(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|New-Object))"
 )
 
@@ -597,7 +597,7 @@ def exec_sources(skill: Skill) -> Iterator[_Text]:
 
 EXEC_WINDOW = 2000  # characters searched after a hint: bounds the work on minified lines
 # a line that shows an attack rather than a step to follow (security references, threat models)
-_ATTACK = re.compile(
+_ATTACK = LazyPattern(
     r"\b(?:attack(?:er|ers|s)?|payloads?|malicious|malware|dangerous|exploits?|exfiltrat\w*"
     r"|threats?|red flags?)\b",
     re.IGNORECASE,
@@ -617,7 +617,7 @@ def _counter_example(line: str, at: int, command: str) -> bool:
     )
 
 
-_FENCE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+_FENCE = LazyPattern(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 
 
 def _lead_in(text: str, line_start: int) -> str:
@@ -714,7 +714,7 @@ def remote_exec(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 # --- SK705 HTML comments ---------------------------------------------------------------------
 
-_SUPPRESSION = re.compile(r"^\s*skillcheck-disable", re.IGNORECASE)
+_SUPPRESSION = LazyPattern(r"^\s*skillcheck-disable", re.IGNORECASE)
 
 
 @rule(

@@ -15,6 +15,8 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
+from skillcheck.source.lazy import LazyPattern
+
 
 def has_anchor(slugs: Iterable[str], html_ids: set[str], fragment: str) -> bool:
     """Whether ``#fragment`` lands on a heading or an HTML id: compared without case, as
@@ -27,16 +29,16 @@ def has_anchor(slugs: Iterable[str], html_ids: set[str], fragment: str) -> bool:
 
 # --- GitHub anchors -------------------------------------------------------------------------
 
-_ATX = re.compile(r"(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_CONTAINER = re.compile(r"\s*(?:>|[-*+](?=\s)|\d{1,9}[.)](?=\s))")
-_RAW_HTML = re.compile(r"<(?:script|pre|style|textarea)\b|<[?!]", re.IGNORECASE)
-_INLINE_MARKUP = re.compile(r"[*_`\[\]<>&\\!]")
+_ATX = LazyPattern(r"(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = LazyPattern(r" {0,3}(`{3,}|~{3,})")
+_CONTAINER = LazyPattern(r"\s*(?:>|[-*+](?=\s)|\d{1,9}[.)](?=\s))")
+_RAW_HTML = LazyPattern(r"<(?:script|pre|style|textarea)\b|<[?!]", re.IGNORECASE)
+_INLINE_MARKUP = LazyPattern(r"[*_`\[\]<>&\\!]")
 
 
 _QUICK_FIRST = frozenset("#`~ >-*+0123456789")
 # a fence opened inside a list item or a quote: only a real parse knows where it ends
-_NESTED_FENCE = re.compile(r"[ \t]*(?:(?:>|[-*+]|\d{1,9}[.)])[ \t]*)+(?:```|~~~)")
+_NESTED_FENCE = LazyPattern(r"[ \t]*(?:(?:>|[-*+]|\d{1,9}[.)])[ \t]*)+(?:```|~~~)")
 
 
 class QuickAnchors:
@@ -187,7 +189,7 @@ def _slug_char(ch: str) -> bool:
     return cat[0] in "LMN" or cat == "Pc"
 
 
-_ASCII_DROP = re.compile(r"[^a-z0-9 _-]")
+_ASCII_DROP = LazyPattern(r"[^a-z0-9 _-]")
 
 
 def slugify(text: str) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 from skillcheck.errors import UsageError
 from skillcheck.source.junk import DISCOVERY_SKIP_DIRS
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.text import decode_text
 
 MAX_DEPTH = 24
@@ -195,8 +196,8 @@ def _prefix_length(directory: Path) -> int:
 # compiling the joined patterns costs about a hundred plain matches: a .gitignore asked
 # about fewer paths than this (a leaf folder's) is matched pattern by pattern
 SCREEN_AFTER = 64
-_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_NAMED_GROUP = LazyPattern(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+_ESCAPE = LazyPattern(r"\\(.)", re.DOTALL)
 
 
 def _screen(spec: Any) -> re.Pattern[str] | None:

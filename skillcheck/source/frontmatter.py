@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import Document, Frontmatter, Node, Pos, Span, YamlIssue
 from skillcheck.source.text import (
     decode,
@@ -33,8 +34,8 @@ MAX_EVENTS = 200_000  # YAML events composed at most
 MAX_DEPTH = 64  # nesting of YAML collections
 MAX_EXPANSION = 10_000  # nodes produced when aliases are expanded into Python values
 MAX_PURE_PYTHON = 64 * 1024  # characters of YAML read with the slow pure-Python parser
-_BIG_ESCAPE = re.compile(r"\\U([0-9A-Fa-f]{8})")
-_GLUED_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
+_BIG_ESCAPE = LazyPattern(r"\\U([0-9A-Fa-f]{8})")
+_GLUED_HEADER_COMMENT = LazyPattern(r"[|>][-+0-9]*#")
 
 
 _YAML_TAG = "tag:yaml.org,2002:"

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skillcheck.source.anchors import Slugger, has_anchor
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import decoded_text
 from skillcheck.source.skill import Memo, Pos, Skill, SkillFile, Span
 from skillcheck.source.text import lf_lines
@@ -44,7 +45,7 @@ MAX_PARSE_CHARS = 512_000
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd")
 # a line of prose that shows what not to do or what might be (a counter-example): the paths
 # and commands on it are not instructions to follow (SK501/SK508 paths, SK704 commands)
-NOT_AN_INSTRUCTION = re.compile(
+NOT_AN_INSTRUCTION = LazyPattern(
     r"❌|✗|✘|🚫|⛔|\b(?:don'?t|do not|never|avoid|bad|wrong|incorrect|instead of|"
     r"hard-?cod\w*|would be|could be|hypothetical(?:ly)?)\b",
     re.IGNORECASE,
@@ -172,7 +173,7 @@ class Markdown:
 
 # --- cheap pre-checks --------------------------------------------------------------------
 
-_HTML_LINK_HINT = re.compile(r"<(?:a|img|source|video|audio)\b", re.IGNORECASE)
+_HTML_LINK_HINT = LazyPattern(r"<(?:a|img|source|video|audio)\b", re.IGNORECASE)
 
 
 def may_have_links(text: str) -> bool:
@@ -216,12 +217,12 @@ def _comment_spans(source: str) -> Iterator[tuple[int, int]]:
 
 # A tag's attributes are read up to its ">" or the next "<": a tag never closed would
 # otherwise be read to the end of the text from each one (quadratic in a file of them)
-ATTR_LINK_RE = re.compile(
+ATTR_LINK_RE = LazyPattern(
     r"<(?:a|img|source|video|audio)\b[^<>]*?\s(?:href|src)\s*=\s*"
     r"(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)'|(?P<bare>[^\s>\"']+))",
     re.IGNORECASE | re.DOTALL,
 )
-_ATTR_ID_RE = re.compile(
+_ATTR_ID_RE = LazyPattern(
     r"<[A-Za-z][^<>]*?\s(?:id|name)\s*=\s*(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)'|(?P<bare>[^\s>\"']+))",
     re.DOTALL,
 )
@@ -284,7 +285,7 @@ def _parser() -> Any:
     return _PARSER
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
 
 
 def _parseable(lines: list[str]) -> str:
@@ -498,7 +499,7 @@ def _definition(source: _Source, definition: Any, start: int, result: Markdown) 
 
 
 # a line that may start with a reference definition: container markers, then "[label]:"
-_DEFINITION_LINE = re.compile(
+_DEFINITION_LINE = LazyPattern(
     rb"^[ \t>]*(?:(?:[-+*]|[0-9]{1,9}[.)])[ \t>]+)*(\[)(?:[^\]\\\n]|\\.){1,999}\]:", re.MULTILINE
 )
 
@@ -527,7 +528,7 @@ def _repeated_definitions(
 
 _INLINE_EVENTS = frozenset(("Text", "Code", "InlineHtml"))
 _INLINE_TAGS = frozenset(("Emphasis", "Strong", "Strikethrough"))
-_ATX_OPENING = re.compile(rb"#{1,6}(?:[ \t]+|(?=[\r\n])|\Z)")
+_ATX_OPENING = LazyPattern(rb"#{1,6}(?:[ \t]+|(?=[\r\n])|\Z)")
 
 # an inline block being read: [first event's start, last event's end, block-quote depth,
 # specials (start, end, code start, code end)]

@@ -47,6 +47,7 @@ import re
 from dataclasses import dataclass
 
 from skillcheck.source.anchors import Slugger, has_anchor, mark_lines
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.markdown import (
     MARKDOWN,
     Heading,
@@ -85,28 +86,28 @@ def outline_of(md: Markdown) -> Outline:
 
 _LEAD = " \t>*+-.)0123456789"  # what container markers and indentation are made of
 # container markers (block quotes, list items) and indentation, as CommonMark reads them
-_PREFIX = re.compile(r"(?:[ \t]*(?:>|(?:[-*+]|\d{1,9}[.)])(?=[ \t\n]|\Z)))*[ \t]*")
+_PREFIX = LazyPattern(r"(?:[ \t]*(?:>|(?:[-*+]|\d{1,9}[.)])(?=[ \t\n]|\Z)))*[ \t]*")
 # a code span: a backtick run, then the next run of exactly its length on the same line
-_CODE_SPAN = re.compile(r"`(?<!``)(`*)(?!`)(.*?)(?<!`)`\1(?!`)")
-_TAG_START = re.compile(r"<[A-Za-z/!?]")  # raw HTML or an autolink (a bare `<` is text)
-_ESCAPE = re.compile(r"\\(?:[!-/:-@\[-`{-~]|$)", re.MULTILINE)
+_CODE_SPAN = LazyPattern(r"`(?<!``)(`*)(?!`)(.*?)(?<!`)`\1(?!`)")
+_TAG_START = LazyPattern(r"<[A-Za-z/!?]")  # raw HTML or an autolink (a bare `<` is text)
+_ESCAPE = LazyPattern(r"\\(?:[!-/:-@\[-`{-~]|$)", re.MULTILINE)
 # lines (searched in the text with a "\n" in front) that may be headings or setext underlines
-_HASH_LINE = re.compile(r"\n[ \t>*+\-.)0-9]*#")
-_SETEXT_LINE = re.compile(r"\n(?=[ \t>*+.)0-9]*[=-])[ \t>*+\-.)0-9=]*+(?![^\n])")
-_ATX_START = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+_HASH_LINE = LazyPattern(r"\n[ \t>*+\-.)0-9]*#")
+_SETEXT_LINE = LazyPattern(r"\n(?=[ \t>*+.)0-9]*[=-])[ \t>*+\-.)0-9=]*+(?![^\n])")
+_ATX_START = LazyPattern(r" {0,3}#{1,6}(?:[ \t]|$)")
 # a destination CommonMark takes as written: no escapes, entities, parentheses, spaces or
 # control characters, angle brackets, backticks or brackets
 _PLAIN_DEST = r"[^\x00-\x20\x7f()<>\\&`\[\]]"
-_LINK_OR_TEXT = re.compile(r"\[[^\[\]\n]*\](?:\((" + _PLAIN_DEST + r"*)\)|(?!\())")
-_DEFINITION = re.compile(
+_LINK_OR_TEXT = LazyPattern(r"\[[^\[\]\n]*\](?:\((" + _PLAIN_DEST + r"*)\)|(?!\())")
+_DEFINITION = LazyPattern(
     r"\[([^\[\]\\`<\n]*[A-Za-z0-9][^\[\]\\`<\n]*)\]:[ \t]*(" + _PLAIN_DEST + r"+)[ \t]*"
 )
 # inline markup that changes a heading's text (emphasis, entities, links)
-_HEADING_MARKUP = re.compile(r"[*&\[\]]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_HEADING_MARKUP = LazyPattern(r"[*&\[\]]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 # whitespace to Python (str.strip) but not to CommonMark's line structure (a vertical tab or
 # form feed, whitespace to both, ends the scan in _Text.of)
 _ODD_ASCII_SPACE = "\x1c\x1d\x1e\x1f"
-_ODD_SPACE = re.compile(r"[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_ODD_SPACE = LazyPattern(r"[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _MAX_BACKTICKS = 2000
 _MASK = "\x01"  # stands for the characters of a code span: never in a plain destination
 

@@ -8,8 +8,8 @@ and both are right for their readers (see ``split_lines`` and ``lf_lines``).
 from __future__ import annotations
 
 import codecs
-import re
 
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import Pos, Span, TextIssue
 
 BINARY_SNIFF = 8192  # a NUL in the first 8 KiB marks a file as binary (as git decides)
@@ -146,9 +146,9 @@ def line_endings(text: str) -> list[TextIssue]:
     return issues
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_BREAK = LazyPattern(r"\r\n|\r|\n")
 # the same line ends in the raw bytes: maps a (line, column) of ``split_lines`` to an offset
-LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
+LINE_BREAK_BYTES = LazyPattern(rb"\r\n|\r|\n")
 
 
 def split_lines(text: str) -> list[str]:
