@@ -315,13 +315,16 @@ class ResultCache:
             return None
         return data
 
-    def summary_of(self, record: dict[str, Any], figures: bool) -> SkillSummary | None:
-        """The entry's summary, or None when it is damaged or lacks figures a report needs."""
+    def summary_of(
+        self, record: dict[str, Any], figures: bool, root: Path | None = None
+    ) -> SkillSummary | None:
+        """The entry's summary (of the skill at ``root``), or None when it is damaged or
+        lacks figures a report needs."""
 
         if figures and not record.get("figures"):
             return None
         try:
-            return from_json(record["summary"])
+            return from_json(record["summary"], root)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError):
             return None
 
@@ -341,7 +344,7 @@ class ResultCache:
                 held = record.get("extra")
                 if type(held) is not list or len(held) != 2 or held[0] != extra:
                     return None, record
-            summary = self.summary_of(record, figures)
+            summary = self.summary_of(record, figures, root)
             if summary is not None:
                 return summary, record
         return None, record

@@ -136,7 +136,7 @@ class Checker:
         skill = load_skill(root, display_root, listing, self.trees)
         cache = self.cache
         if entry is not None and cache is not None and same_content(skill, entry):
-            summary = cache.summary_of(entry, self.figures)
+            summary = cache.summary_of(entry, self.figures, root)
             if summary is not None:
                 summary.display_root = display_root
                 # derived again: files no rule reads (an asset) may differ from last time

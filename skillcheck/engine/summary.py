@@ -126,8 +126,8 @@ def _span(span: Span | None) -> list[int] | None:
 def _unspan(data: Any) -> Span | None:
     if data is None:
         return None
-    a, b, c, d = (_int(v) for v in data)
-    return Span(Pos(a, b), Pos(c, d))
+    a, b, c, d = data
+    return Span(Pos(_int(a), _int(b)), Pos(_int(c), _int(d)))
 
 
 def _int(value: Any) -> int:
@@ -249,7 +249,9 @@ def to_json(summary: SkillSummary) -> dict[str, Any]:
     }
 
 
-def from_json(data: dict[str, Any]) -> SkillSummary:
+def from_json(data: dict[str, Any], root: Path | None = None) -> SkillSummary:
+    """The summary ``to_json`` wrote; ``root``, the Path of the skill it should be (a warm
+    run already holds it), saves making it again."""
     if type(data) is not dict:
         raise ValueError("not an object")
     skill_md = data["skill_md"]
@@ -259,8 +261,7 @@ def from_json(data: dict[str, Any]) -> SkillSummary:
         figures = Figures(
             None if catalog is None else _int(catalog), _int(body), _int(references), _int(lines)
         )
-    intern = sys.intern  # the same words recur across skills: keep one copy of each
-    made: dict[str, Path] = {}
+    made: dict[str, Path] = {} if root is None else {str(root): root}
     fixes = [_fix_from_json(fix, made) for fix in data["fixes"]]
     has_doc, usable = data["has_doc"], data["usable"]
     if type(has_doc) is not bool or type(usable) is not bool:
@@ -277,7 +278,8 @@ def from_json(data: dict[str, Any]) -> SkillSummary:
         name_span=_unspan(data["name_span"]),
         description=_opt_str(data["description"]),
         description_span=_unspan(data["description_span"]),
-        description_stems=frozenset(intern(_str(w)) for w in data["description_stems"]),
+        # the same words recur across skills: one copy of each (intern takes only a str)
+        description_stems=frozenset(map(sys.intern, data["description_stems"])),
         nested=[_path(p, made) for p in data["nested"]],
         suppressions=[_suppression_from_json(s) for s in data["suppressions"]],
         figures=figures,
