@@ -12,6 +12,8 @@ from conftest import run_skillcheck, write_skill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skillcheck.report import junit
+from skillcheck.source import display as display_module
 from skillcheck.source.display import display_path
 
 
@@ -64,3 +66,34 @@ def test_display_path_is_relative_to_where_it_applies(
     except ValueError:
         expected = path.as_posix()
     assert display_path(path, base) == expected
+
+
+# every code point, as text a pattern can scan in one pass (surrogates included)
+_EVERY_CHARACTER = "".join(map(chr, range(sys.maxunicode + 1)))
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [display_module._UNSAFE, junit._NOT_XML],
+    ids=["safe: what it escapes", "junit: what XML cannot carry"],
+)
+def test_printable_text_holds_nothing_to_escape(pattern) -> None:
+    """``safe`` and the JUnit reporter return printable text as it is, without running their
+    patterns (whose wide classes take milliseconds to compile): that is exact only while
+    every character the patterns match is one ``str.isprintable`` refuses."""
+    matched = "".join(m.group() for m in pattern.finditer(_EVERY_CHARACTER))
+    assert matched  # the pattern did scan
+    assert [hex(ord(c)) for c in matched if c.isprintable()] == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(exclude_categories=()), max_size=40))
+def test_safe_text_is_the_same_through_the_fast_path(text: str) -> None:
+    slow = display_module._UNSAFE.sub(
+        lambda m: (
+            f"\\u{ord(m.group()):04x}" if ord(m.group()) > 0xFF else f"\\x{ord(m.group()):02x}"
+        ),
+        display_module.display(text),
+    )
+    assert display_module.safe(text) == slow
+    assert junit._xml(text) == junit._NOT_XML.sub("", slow)

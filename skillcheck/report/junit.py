@@ -32,6 +32,8 @@ _NOT_XML = LazyPattern("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]
 
 
 def _xml(text: str) -> str:
+    if text.isprintable():
+        return text  # nothing to make visible or drop: see safe (_NOT_XML matches Cc, Cs, Cn)
     return _NOT_XML.sub("", safe(text))
 
 
