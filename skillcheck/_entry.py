@@ -6,7 +6,6 @@ import atexit
 import gc
 import os
 import sys
-from typing import NoReturn
 
 from skillcheck import __version__
 
@@ -32,7 +31,7 @@ def main() -> None:
         leave(exc)
 
 
-def leave(exc: SystemExit) -> NoReturn:
+def leave(exc: SystemExit) -> None:  # never returns (not NoReturn: `typing` costs 9 ms)
     """End the process as the interpreter would on ``exc``, without freeing what the run
     built: tearing down every object and module took 27 ms of a 270 ms warm lint of 1,000
     skills, and more after a cold lint, for memory the system takes back anyway (mypy ends
