@@ -14,6 +14,10 @@ from typing import Any
 
 import pytest
 from conftest import skillcheck_command, write_skill
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillcheck.lsp import analysis
 
 pytest.importorskip("pygls")
 
@@ -385,3 +389,78 @@ def test_a_check_that_fails_is_one_diagnostic_and_the_server_goes_on(
     again = server.check(uri, 2, GOOD.replace("pdf-tools", "Bad_Name"), False)
     assert again is not None and again.problem is None
     assert any(d.code.startswith("SK2") for d in again.diagnostics)
+
+
+def test_a_selection_over_hundreds_of_findings_gets_one_shared_fix_quickly(
+    client: Client, tmp_path: Path
+) -> None:
+    """One edit moves every key outside the specification under `metadata`: it is offered
+    once, not once a key, and "disable" comments for the first findings only (each is proved
+    by parsing the file with it: 400 keys took 1.35 s, quadratic)."""
+    skill = write_skill(tmp_path, "pdf-tools")
+    keys = "".join(f"key{i}: v\n" for i in range(400))
+    text = GOOD.replace("PDFs.\n---\n", f"PDFs.\n{keys}---\n")
+    text += "\n# Steps\n\nDo it.\n"
+    _initialize(client, tmp_path)
+    uri = _open(client, skill / "SKILL.md", text)
+    diagnostics = client.diagnostics(uri, 1)
+    moved = [d for d in diagnostics if d["code"] == "SK108"]
+    assert len(moved) == 400
+    started = time.perf_counter()
+    actions = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 410, "character": 0}},
+            "context": {"diagnostics": moved},
+        },
+    )
+    elapsed = time.perf_counter() - started
+    quick = [a for a in actions if a["kind"] == "quickfix" and a["title"].startswith("SK108")]
+    assert len(quick) == 1, [a["title"] for a in quick]
+    moved_text = _apply(text, quick[0]["edit"]["changes"][uri])
+    assert "metadata:\n  key0: v\n" in moved_text and "\nkey399: v" not in moved_text
+    disables = [a for a in actions if a["title"].startswith("Disable ")]
+    assert 0 < len(disables) <= 20
+    assert elapsed < 10, f"{elapsed:.1f} s"
+
+
+_CLIENT_CHARS = st.text(
+    alphabet=st.sampled_from(["a", " ", "é", "表", "😀", "\ud800", "\U0001f600", "\t"]),
+    max_size=40,
+)
+# lines past the 1,024-code-point marks: a short text repeated
+_CLIENT_TEXT = st.builds(
+    lambda part, times, tail: part * times + tail, _CLIENT_CHARS, st.integers(0, 300), _CLIENT_CHARS
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_CLIENT_TEXT, st.integers(0, 12_100), st.sampled_from(["utf-8", "utf-16", "utf-32"]))
+def test_client_columns_are_the_head_measured(line: str, column: int, encoding: str) -> None:
+    """A long line is measured from marks every 1,024 code points: the same figure as
+    encoding the whole head."""
+    head = line[:column]
+    expected = {
+        "utf-8": len(head.encode("utf-8", "surrogatepass")),
+        "utf-16": len(head.encode("utf-16-le", "surrogatepass")) // 2,
+        "utf-32": len(head),
+    }[encoding]
+    assert analysis.client_units(line, column, encoding) == expected
+
+
+def test_client_columns_of_many_findings_on_a_long_line_are_linear() -> None:
+    """Publishing measured each diagnostic's line head: thousands of findings on a megabyte
+    line of non-ASCII text were quadratic."""
+
+    def cost(n: int) -> float:
+        line = "[a](missing.md) é 😀 " * (n // 20)
+        columns = range(0, len(line), 20)
+        started = time.process_time()
+        for encoding in ("utf-8", "utf-16"):
+            for column in columns:
+                analysis.client_units(line, column, encoding)
+        return time.process_time() - started
+
+    small, large = cost(100_000), cost(400_000)
+    assert large <= 8 * small + 0.2, f"{small:.3f}s at 100,000, {large:.3f}s at 400,000"

@@ -9,6 +9,7 @@ Server Protocol counts as line breaks); the server converts columns to the clien
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -166,6 +167,40 @@ def collection_diagnostics(path: Path, scope: Path | None) -> list[Diagnostic]:
 # --- positions ------------------------------------------------------------------------------
 
 
+# Client columns of a long line are measured from the nearest of these marks (every _STEP
+# code points), each measured once: publishing thousands of diagnostics on a megabyte line
+# measured the line's head for each of them.
+_STEP = 1024
+
+
+def client_units(line: str, column: int, encoding: str) -> int:
+    """``line[:column]``'s length in the client's units: code points (``utf-32``), UTF-8
+    bytes (``utf-8``) or UTF-16 code units (``utf-16``, the protocol's default)."""
+    if line.isascii() or encoding == "utf-32":  # one unit a code point (isascii is O(1))
+        return len(line[:column])
+    step = min(column, len(line)) // _STEP
+    if step <= 0:
+        return _measure(line[:column], encoding)
+    return _marks(line, encoding)[step - 1] + _measure(line[step * _STEP : column], encoding)
+
+
+def _measure(text: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+@functools.lru_cache(maxsize=8)  # the long lines of the buffers being converted
+def _marks(line: str, encoding: str) -> list[int]:
+    """The units before code point _STEP, 2 * _STEP, ... of ``line``."""
+    marks = []
+    total = 0
+    for start in range(0, len(line) - _STEP + 1, _STEP):
+        total += _measure(line[start : start + _STEP], encoding)
+        marks.append(total)
+    return marks
+
+
 def _position_of_text(prefix: str) -> Position:
     """Where the text after ``prefix`` starts, 0-based."""
     pos = offset_pos(prefix, len(prefix))
@@ -201,28 +236,45 @@ def _overlaps(a: tuple[Position, Position], b: tuple[Position, Position]) -> boo
 # --- code actions ---------------------------------------------------------------------------
 
 
+# Diagnostics of one request offered a "disable" comment. Each offer is proved by parsing the
+# file with the comment inserted, and an editor asks for the actions of a whole selection: a
+# file of 400 keys outside the specification took 1.35 s (quadratic: an hour at 20,000).
+MAX_DISABLE = 20
+
+
 def actions(checked: Checked, wanted: tuple[Position, Position]) -> list[Action]:
     """Quick fixes and "disable" edits for the diagnostics touching ``wanted``, and one
-    "fix all" for the file when more than one fix applies."""
+    "fix all" for the file when more than one fix applies.
+
+    A fix shared by several diagnostics (one edit moves every unknown key under
+    ``metadata``) is offered once, with the first of them; "disable" comments are offered
+    for the first ``MAX_DISABLE`` diagnostics in the range."""
     data = checked.text.encode("utf-8", "surrogatepass")
+    lines = split_lines(checked.text)
+    offered: set[Fix] = set()
+    disables = 0
     out: list[Action] = []
     for diag in checked.diagnostics:
         where = diagnostic_range(diag, checked.text)
         if not _overlaps(where, wanted):
             continue
-        if diag.fix is not None and _same_file(diag.fix.path, checked.path):
+        fix = diag.fix
+        if fix is not None and fix not in offered and _same_file(fix.path, checked.path):
+            offered.add(fix)
             out.append(
                 Action(
-                    f"{diag.code}: {diag.fix.description}",
+                    f"{diag.code}: {fix.description}",
                     "quickfix",
-                    [_edit_of(data, diag.fix)],
+                    [_edit_of(data, fix)],
                     diag,
                     preferred=True,
                 )
             )
-        disable = disable_action(checked, diag)
-        if disable is not None:
-            out.append(disable)
+        if disables < MAX_DISABLE:
+            disables += 1
+            disable = disable_action(checked, diag, lines)
+            if disable is not None:
+                out.append(disable)
     fixable = [d for d in checked.diagnostics if d.fix is not None]
     if fixable:
         whole = fix_all(checked)
@@ -253,7 +305,9 @@ def fix_all(checked: Checked) -> Action | None:
 _INDENT = LazyPattern(r"[ \t]*")
 
 
-def disable_action(checked: Checked, diag: Diagnostic) -> Action | None:
+def disable_action(
+    checked: Checked, diag: Diagnostic, lines: list[str] | None = None
+) -> Action | None:
     """Insert a suppression comment for ``diag``: ``disable-next-line`` above a Markdown line,
     else (a frontmatter finding, or where a comment on the line above would not count)
     ``disable`` for the whole file, after the frontmatter. Offered only when the comment, once
@@ -266,7 +320,8 @@ def disable_action(checked: Checked, diag: Diagnostic) -> Action | None:
     if in_skill_md and skill.doc is None:
         return None
     text = checked.text
-    lines = split_lines(text)
+    if lines is None:  # the buffer's lines (``split_lines``): a caller may pass them
+        lines = split_lines(text)
     newline = "\r\n" if "\r\n" in text else "\n"
     body_line = skill.doc.body_line if in_skill_md and skill.doc is not None else 1
     tries: list[tuple[str, int, str]] = []

@@ -48,16 +48,13 @@ class SkillServer(LanguageServer):
     # --- positions in the client's units ---------------------------------------------------
 
     def units(self, line: str, column: int) -> int:
-        encoding = self.server_capabilities.position_encoding
-        head = line[:column]
-        if encoding == types.PositionEncodingKind.Utf8:
-            return len(head.encode("utf-8", "surrogatepass"))
-        if encoding == types.PositionEncodingKind.Utf32:
-            return len(head)
-        return len(head.encode("utf-16-le", "surrogatepass")) // 2
+        encoding = self.server_capabilities.position_encoding or types.PositionEncodingKind.Utf16
+        return analysis.client_units(line, column, encoding)
 
     def columns(self, line: str, units: int) -> int:
         """A client column (in its units) as a code-point column of ``line``."""
+        if line.isascii():
+            return min(max(units, 0), len(line))
         count = 0
         for index, char in enumerate(line):
             if count >= units:
