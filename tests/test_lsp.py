@@ -454,12 +454,11 @@ def test_client_columns_of_many_findings_on_a_long_line_are_linear() -> None:
     line of non-ASCII text were quadratic."""
 
     def cost(n: int) -> float:
-        line = "[a](missing.md) é 😀 " * (n // 20)
-        columns = range(0, len(line), 20)
         started = time.process_time()
-        for encoding in ("utf-8", "utf-16"):
-            for column in columns:
-                analysis.client_units(line, column, encoding)
+        for line in ("[a](missing.md) é 😀 " * (n // 20), "[a](missing.md) e :) " * (n // 20)):
+            for encoding in ("utf-8", "utf-16", "utf-32"):
+                for column in range(0, len(line), 20):
+                    analysis.client_units(line, column, encoding)
         return time.process_time() - started
 
     small, large = cost(100_000), cost(400_000)

@@ -177,7 +177,7 @@ def client_units(line: str, column: int, encoding: str) -> int:
     """``line[:column]``'s length in the client's units: code points (``utf-32``), UTF-8
     bytes (``utf-8``) or UTF-16 code units (``utf-16``, the protocol's default)."""
     if line.isascii() or encoding == "utf-32":  # one unit a code point (isascii is O(1))
-        return len(line[:column])
+        return min(column, len(line)) if column >= 0 else len(line[:column])
     step = min(column, len(line)) // _STEP
     if step <= 0:
         return _measure(line[:column], encoding)
