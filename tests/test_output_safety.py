@@ -68,10 +68,6 @@ def test_display_path_is_relative_to_where_it_applies(
     assert display_path(path, base) == expected
 
 
-# every code point, as text a pattern can scan in one pass (surrogates included)
-_EVERY_CHARACTER = "".join(map(chr, range(sys.maxunicode + 1)))
-
-
 @pytest.mark.parametrize(
     "pattern",
     [display_module._UNSAFE, junit._NOT_XML],
@@ -81,7 +77,8 @@ def test_printable_text_holds_nothing_to_escape(pattern) -> None:
     """``safe`` and the JUnit reporter return printable text as it is, without running their
     patterns (whose wide classes take milliseconds to compile): that is exact only while
     every character the patterns match is one ``str.isprintable`` refuses."""
-    matched = "".join(m.group() for m in pattern.finditer(_EVERY_CHARACTER))
+    every = "".join(map(chr, range(sys.maxunicode + 1)))  # surrogates included
+    matched = "".join(m.group() for m in pattern.finditer(every))
     assert matched  # the pattern did scan
     assert [hex(ord(c)) for c in matched if c.isprintable()] == []
 
