@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillcheck.report import display
-from skillcheck.source.jsontext import Rows, dumps_indented
+from skillcheck.source.jsontext import Rows, dumps_indented, write_indented
 
 scalars = (
     st.none()
@@ -82,3 +83,52 @@ def test_rows_are_written_as_the_list_they_make() -> None:
     value["float"] = 1.5
     made["float"] = 1.5
     assert dumps_indented(value) == json.dumps(made, indent=2, ensure_ascii=False)
+
+
+# what write_indented takes: what the reports are made of
+plain_scalars = st.none() | st.booleans() | st.integers() | st.text()
+plain_trees = st.recursive(
+    plain_scalars,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(max_size=6), children, max_size=4)
+        | st.lists(children, max_size=4).map(lambda items: Rows(items, lambda x: x))
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(plain_trees)
+def test_streamed_text_is_the_whole_text(value: object) -> None:
+    chunks: list[str] = []
+    write_indented(value, chunks.append, display)
+    assert "".join(chunks) == dumps_indented(value, display)
+
+
+def test_a_long_list_is_streamed_in_many_chunks_in_order() -> None:
+    value = {"rows": Rows(range(40_000), lambda n: {"n": n, "s": str(n)}), "after": 1}
+    chunks: list[str] = []
+    write_indented(value, chunks.append)
+    assert len(chunks) > 10 and max(map(len, chunks)) < 1_000_000
+    assert "".join(chunks) == dumps_indented(value)
+
+
+@pytest.mark.parametrize("value", [{"x": 1.5}, {1: "int key"}, [(1, 2)], {"s": {1, 2}}])
+def test_streaming_refuses_what_only_the_fallback_writes(value: object) -> None:
+    with pytest.raises(TypeError):
+        write_indented(value, lambda chunk: None)
+
+
+def test_rows_made_with_state_are_the_same_on_every_pass() -> None:
+    def numbering():  # a fresh counter per pass, as SARIF numbers its fingerprints
+        seen: dict[str, int] = {}
+
+        def make(word: str) -> str:
+            seen[word] = seen.get(word, 0) + 1
+            return f"{word}:{seen[word]}"
+
+        return make
+
+    rows = Rows(["a", "b", "a"], numbering, per_pass=True)
+    assert list(rows) == list(rows) == ["a:1", "b:1", "a:2"]

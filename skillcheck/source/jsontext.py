@@ -4,6 +4,8 @@
 compact output), which made rendering a large lint report a third of a warm run. Reports are
 trees of dicts, lists, strings, numbers, booleans and None: this writer walks them with the C
 string escaper and falls back to ``json.dumps`` for anything else, so the bytes never differ.
+``write_indented`` hands the text on in chunks as it is made (a report of 100,000 findings is
+never one string in memory); it has no fallback, so it takes only those types.
 """
 
 from __future__ import annotations
@@ -25,16 +27,22 @@ class _Unusual(Exception):
 class Rows:
     """A JSON array whose items are made one at a time while the text is written, then
     dropped: ``make(item)`` for each item of ``source`` (a report's 40,000 diagnostic
-    objects are never all alive at once)."""
+    objects are never all alive at once). With ``per_pass``, ``make`` is called with no
+    argument at the start of each pass over the items and returns the function that makes
+    them: items made with state kept from one to the next (SARIF numbers its fingerprints)
+    come out the same on every pass."""
 
-    __slots__ = ("make", "source")
+    __slots__ = ("make", "per_pass", "source")
 
-    def __init__(self, source: Sequence[Any], make: Callable[[Any], object]) -> None:
+    def __init__(
+        self, source: Sequence[Any], make: Callable[..., Any], *, per_pass: bool = False
+    ) -> None:
         self.source = source
         self.make = make
+        self.per_pass = per_pass
 
     def __iter__(self) -> Iterator[object]:
-        return map(self.make, self.source)
+        return map(self.make() if self.per_pass else self.make, self.source)
 
 
 def dumps_indented(value: object, convert: Callable[[str], str] | None = None) -> str:
@@ -43,11 +51,27 @@ def dumps_indented(value: object, convert: Callable[[str], str] | None = None) -
     try:
         parts: list[str] = []
         done: list[str] = []
-        _write(value, "\n", parts, convert, done)
+        _write(value, "\n", parts, convert, done.append)
         done.append("".join(parts))
         return "".join(done)
     except (_Unusual, RecursionError):
         return json.dumps(_converted(value, convert), indent=2, ensure_ascii=False)
+
+
+def write_indented(
+    value: object, sink: Callable[[str], object], convert: Callable[[str], str] | None = None
+) -> None:
+    """``dumps_indented``'s text, passed to ``sink`` in chunks as it is made. Takes dicts with
+    string keys, lists, ``Rows``, strings, integers, booleans and None only (what it has
+    already passed on cannot be taken back): anything else raises TypeError."""
+    parts: list[str] = []
+    try:
+        _write(value, "\n", parts, convert, sink)
+    except _Unusual:
+        raise TypeError(
+            "write_indented takes dicts with string keys, lists, Rows, str, int, bool and None only"
+        ) from None
+    sink("".join(parts))
 
 
 def _write(
@@ -55,9 +79,10 @@ def _write(
     newline: str,
     out: list[str],
     convert: Callable[[str], str] | None,
-    done: list[str],
+    done: Callable[[str], object],
 ) -> None:
-    """Append ``value``'s text to ``out``; full lists of pieces are joined onto ``done``."""
+    """Append ``value``'s text to ``out``; full lists of pieces are joined and passed to
+    ``done``."""
     # exact types only: subclasses (bool of int, str enums) keep json's own rendering
     kind = type(value)
     if kind is str:
@@ -87,8 +112,8 @@ def _write(
             out.append(("[" if first else ",") + inner)
             first = False
             _write(item, inner, out, convert, done)
-            if len(out) >= _FLUSH:  # in order: what is in ``done`` comes before ``out``
-                done.append("".join(out))
+            if len(out) >= _FLUSH:  # in order: what went to ``done`` comes before ``out``
+                done("".join(out))
                 out.clear()
         out.append(newline + "]")
     elif kind is int:
