@@ -524,3 +524,123 @@ def test_formats_write_to_output_file(tmp_path: Path, fmt: str) -> None:
     _code, stdout = _lint(fmt, "--isolated", ".", cwd=tmp_path)
     assert (tmp_path / "report.out").read_text(encoding="utf-8") == stdout
     assert "SK206" in stdout
+
+
+# --- streaming: a report is written as it is made ------------------------------------------
+
+
+def _many(n_skills: int, per_skill: int) -> tuple[LintResult, list[Skill]]:
+    """A result of ``n_skills`` skills with ``per_skill`` findings each, some failing."""
+    from skillcheck.source.skill import Figures, Fix
+
+    skills, diagnostics = [], []
+    base = Path("/nonexistent-root")
+    for i in range(n_skills):
+        root = base / f"skill-{i:04d}"
+        skills.append(
+            Skill(root=root, display_root=root.name, skill_md=root / "SKILL.md", doc=None)
+        )
+        for k in range(per_skill):
+            severity = (Severity.ERROR, Severity.WARNING, Severity.INFO)[(i + k) % 3]
+            fix = Fix(root / "SKILL.md", k, k + 1, b"x", "an edit") if k % 4 == 0 else None
+            diagnostics.append(
+                Diagnostic(
+                    "SK206",
+                    "name-directory-mismatch",
+                    severity,
+                    f"finding {k} of skill {i}",
+                    root / "SKILL.md",
+                    k + 1,
+                    1,
+                    k + 1,
+                    4,
+                    fix=fix,
+                    help="say why",
+                    skill=root,
+                )
+            )
+    result = _result(diagnostics)
+    result.skills = [_summary(s, Figures(10, 20, 30, 40)) for s in skills]
+    result.outcomes = {s.root: {} for s in skills}
+    return result, skills
+
+
+def _summary(skill: Skill, figures):
+    from skillcheck.source.skill import SkillSummary
+
+    return SkillSummary(
+        root=skill.root,
+        display_root=skill.display_root,
+        skill_md=skill.skill_md,
+        has_doc=False,
+        name=skill.root.name,
+        figures=figures,
+    )
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
+def test_every_format_is_written_in_bounded_chunks(fmt: str) -> None:
+    """A report of 100,000 findings is never one string: it reaches the output in chunks of
+    bounded size, which together are the whole report."""
+    from skillcheck.report import write
+
+    result, _skills = _many(400, 25)
+    options = ReportOptions(cwd=Path("/nonexistent-root"))
+    chunks: list[str] = []
+    write(fmt, result, options, chunks.append)
+    whole = "".join(chunks)
+    assert whole == render(fmt, result, options)
+    assert len(whole) > 1_000_000
+    assert len(chunks) >= 10 and max(map(len, chunks)) < len(whole) / 8
+
+
+def _junit_whole_tree(result: LintResult, options: ReportOptions) -> str:
+    """JUnit as one ElementTree indented as a whole (how the report was made before it was
+    streamed): the streamed text must be this text."""
+    from skillcheck.report import junit
+    from skillcheck.report import rel as rel_path
+
+    suites = ET.Element("testsuites", name="skillcheck")
+    suite = ET.SubElement(suites, "testsuite", name="skillcheck")
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="skillcheck.version", value=junit.__version__)
+    ET.SubElement(properties, "property", name="targets", value=",".join(result.targets))
+    by_skill: dict = {}
+    orphans = []
+    for diag in result.diagnostics:
+        (orphans if diag.skill is None else by_skill.setdefault(diag.skill, [])).append(diag)
+    cases = [
+        (
+            rel_path(s.root.parent, options.cwd),
+            s.root.name or rel_path(s.root, options.cwd),
+            rel_path(s.skill_md, options.cwd) if s.skill_md is not None else None,
+            by_skill.get(s.root, []),
+        )
+        for s in result.skills
+    ]
+    if orphans:
+        cases.append(("skillcheck", "discovery", None, orphans))
+    failures = 0
+    for folder, name, file, diagnostics in cases:
+        suite.append(junit._testcase(folder, name, file, diagnostics, options))
+        failures += junit._fails(diagnostics, options)
+    for element in (suites, suite):
+        element.set("tests", str(len(cases)))
+        element.set("failures", str(failures))
+        element.set("errors", "0")
+        element.set("skipped", "0")
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, "unicode") + "\n"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize(
+    ("n_skills", "per_skill", "orphan"),
+    [(0, 0, False), (0, 0, True), (1, 0, False), (3, 2, True), (40, 3, False)],
+)
+def test_junit_streamed_is_the_whole_tree_text(n_skills, per_skill, orphan, strict) -> None:
+    result, _skills = _many(n_skills, per_skill)
+    if orphan:
+        result.diagnostics.append(_diagnostic(Path("/nonexistent-root/x"), "cannot be searched"))
+    options = ReportOptions(cwd=Path("/nonexistent-root"), strict=strict)
+    assert render("junit", result, options) == _junit_whole_tree(result, options)

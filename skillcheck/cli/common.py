@@ -105,11 +105,17 @@ def split_codes(values: tuple[str, ...]) -> list[str] | None:
 
 
 def emit(text: str, output: Path | None) -> None:
+    emit_chunks(lambda sink: sink(text), output)
+
+
+def emit_chunks(produce: Callable[[Callable[[str], object]], object], output: Path | None) -> None:
+    """Write what ``produce(sink)`` passes to ``sink``, chunk by chunk, to stdout or (whole
+    or not at all) to ``output``: a long report is never held as one text."""
     if output is None:
         if sys.stdout is None:  # started with stdout closed
             raise UsageError("<stdout>: cannot write: it is closed")
         try:
-            sys.stdout.write(text)
+            produce(sys.stdout.write)
             sys.stdout.flush()
         except BrokenPipeError:
             raise
@@ -117,10 +123,13 @@ def emit(text: str, output: Path | None) -> None:
             reason = exc.strerror if isinstance(exc, OSError) else "it is closed"
             raise UsageError(f"<stdout>: cannot write: {reason or exc}") from None
         return
-    from skillcheck.source.atomic import write_atomic
+    from skillcheck.source.atomic import write_atomic_stream
+
+    def write(file: Any) -> None:
+        produce(lambda chunk: file.write(chunk.encode("utf-8")))
 
     try:
-        write_atomic(output, text.encode("utf-8"))
+        write_atomic_stream(output, write)
     except OSError as exc:
         raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
 

@@ -14,6 +14,7 @@ from skillcheck.cli.common import (
     Progress,
     common_skill_options,
     emit,
+    emit_chunks,
     handle_errors,
     load_settings,
     run_options,
@@ -108,7 +109,7 @@ def lint(
     import dataclasses  # not at the top: `skillcheck --help` need not import it
 
     from skillcheck.engine.lint import lint as run_lint
-    from skillcheck.report import ReportOptions, render
+    from skillcheck.report import ReportOptions, write
 
     overrides = {
         "select": split_codes(select),
@@ -166,7 +167,7 @@ def lint(
         show_fixes=show_fixes,
         hidden=hidden,
     )
-    emit(render(fmt, result, options), output)
+    emit_chunks(lambda sink: write(fmt, result, options, sink), output)
     if fix_failed:
         sys.exit(EXIT_ERROR)
     if exit_zero:

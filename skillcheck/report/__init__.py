@@ -1,10 +1,13 @@
-"""Reporters: one module per output format, each ``render(result, options) -> str``."""
+"""Reporters: one module per output format, each ``write(result, options, sink)``, which
+passes the report's text to ``sink`` in chunks as it is made (a report of 100,000 findings
+is never one string in memory), and ``render(result, options) -> str``, the same text whole."""
 
 from __future__ import annotations
 
 import functools
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,11 +32,46 @@ class ReportOptions:
     hidden: dict[str, int] | None = None
 
 
-def render(fmt: str, result, options: ReportOptions) -> str:
+Sink = Callable[[str], object]
+
+
+def write(fmt: str, result, options: ReportOptions, sink: Sink) -> None:
+    """Pass the report in format ``fmt`` to ``sink``, chunk by chunk, in order."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
     module = importlib.import_module(f"skillcheck.report.{fmt}")
-    return module.render(result, options)
+    module.write(result, options, sink)
+
+
+def render(fmt: str, result, options: ReportOptions) -> str:
+    parts: list[str] = []
+    write(fmt, result, options, parts.append)
+    return "".join(parts)
+
+
+class Chunks:
+    """Lines gathered into chunks of about ``size`` characters before they go to ``sink``:
+    a report passes on a few hundred writes, not one per line."""
+
+    __slots__ = ("parts", "sink", "size", "used")
+
+    def __init__(self, sink: Sink, size: int = 1 << 16) -> None:
+        self.sink = sink
+        self.size = size
+        self.parts: list[str] = []
+        self.used = 0
+
+    def add(self, text: str) -> None:
+        self.parts.append(text)
+        self.used += len(text)
+        if self.used >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            self.sink("".join(self.parts))
+            self.parts.clear()
+            self.used = 0
 
 
 @functools.lru_cache(maxsize=256)

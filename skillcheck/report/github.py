@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillcheck.report import ReportOptions, rel, repository_root, safe
+from skillcheck.report import Chunks, ReportOptions, Sink, rel, repository_root, safe
 from skillcheck.source.skill import Diagnostic, Severity
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -46,6 +46,15 @@ def _annotation(diag: Diagnostic, root: Path) -> str:
     return f"::{COMMANDS[diag.severity]} {fields}::{escape_data(message)}"
 
 
-def render(result, options: ReportOptions) -> str:
+def write(result, options: ReportOptions, sink: Sink) -> None:
     root = repository_root(options.cwd)
-    return "".join(_annotation(diag, root) + "\n" for diag in result.diagnostics)
+    out = Chunks(sink)
+    for diag in result.diagnostics:
+        out.add(_annotation(diag, root) + "\n")
+    out.flush()
+
+
+def render(result, options: ReportOptions) -> str:
+    parts: list[str] = []
+    write(result, options, parts.append)
+    return "".join(parts)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from skillcheck import __version__
-from skillcheck.report import ReportOptions, display, rel
-from skillcheck.source.jsontext import Rows, dumps_indented
+from skillcheck.report import ReportOptions, Sink, display, rel
+from skillcheck.source.jsontext import Rows, write_indented
 from skillcheck.source.skill import Diagnostic, Severity
 
 REPORT_VERSION = 1
@@ -35,35 +35,35 @@ def document(result, options: ReportOptions) -> dict:
         if diag.skill is not None:
             per_skill.setdefault(diag.skill, dict.fromkeys(("error", "warning", "info"), 0))
             per_skill[diag.skill][str(diag.severity)] += 1
-    skills = []
     catalog_total = 0
     for skill in result.skills:
         # the figures the budget rules checked (tokens per tier), counted when the
         # skill was checked: the lint run must have been asked for them (Settings.figures)
-        figures = skill.figures
-        if figures is None:
+        if skill.figures is None:
             raise ValueError("the JSON report needs a lint run with Settings.figures")
-        catalog_total += figures.catalog or 0
-        skills.append(
-            {
-                "path": rel(skill.root, options.cwd),
-                "name": skill.name,
-                "outcomes": {t: str(o) for t, o in result.outcomes[skill.root].items()},
-                "counts": per_skill.get(skill.root, dict.fromkeys(("error", "warning", "info"), 0)),
-                "tokens": {
-                    "catalog": figures.catalog,
-                    "body": figures.body,
-                    "references": figures.references,
-                },
-                "lines": figures.lines,
-            }
-        )
+        catalog_total += skill.figures.catalog or 0
+
+    def skill_dict(skill) -> dict:
+        figures = skill.figures
+        return {
+            "path": rel(skill.root, options.cwd),
+            "name": skill.name,
+            "outcomes": {t: str(o) for t, o in result.outcomes[skill.root].items()},
+            "counts": per_skill.get(skill.root, dict.fromkeys(("error", "warning", "info"), 0)),
+            "tokens": {
+                "catalog": figures.catalog,
+                "body": figures.body,
+                "references": figures.references,
+            },
+            "lines": figures.lines,
+        }
+
     return {
         "version": REPORT_VERSION,
         "tool": {"name": "skillcheck", "version": __version__},
         "targets": list(result.targets),
-        "skills": skills,
         # made while the text is written: never all alive at once
+        "skills": Rows(result.skills, skill_dict),
         "diagnostics": Rows(result.diagnostics, lambda d: diagnostic_dict(d, options)),
         "summary": {
             "skills": len(result.skills),
@@ -76,6 +76,13 @@ def document(result, options: ReportOptions) -> dict:
     }
 
 
-def render(result, options: ReportOptions) -> str:
+def write(result, options: ReportOptions, sink: Sink) -> None:
     # every string value made encodable (undecodable file-name bytes escaped)
-    return dumps_indented(document(result, options), display) + "\n"
+    write_indented(document(result, options), sink, display)
+    sink("\n")
+
+
+def render(result, options: ReportOptions) -> str:
+    parts: list[str] = []
+    write(result, options, parts.append)
+    return "".join(parts)

@@ -17,13 +17,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote_from_bytes
 
 from skillcheck import __version__
-from skillcheck.report import ReportOptions, repository_root, safe
+from skillcheck.report import ReportOptions, Sink, repository_root, safe
 from skillcheck.rules import all_rules
-from skillcheck.source.jsontext import dumps_indented
+from skillcheck.source.jsontext import Rows, write_indented
 from skillcheck.source.skill import Diagnostic, Fix, Severity, SkillSummary
 
 SCHEMA_URI = (
@@ -117,47 +118,56 @@ def document(result, options: ReportOptions) -> dict:
     root = repository_root(options.cwd)
     rules, index = _rules_metadata()
     lines = _Lines(result.skills)
-    seen: dict[str, int] = {}
-    fixes_shown: set[tuple] = set()
-    results = []
-    for diag in result.diagnostics:
-        is_dir = os.path.isdir(diag.path)
-        location = _location(diag.path, root, is_dir)
-        physical: dict = {"artifactLocation": location}
-        if not is_dir:
-            # end columns are exclusive, as in SARIF; an empty span is an insertion point
-            start_line, start_column = max(diag.line, 1), max(diag.column, 1)
-            end_line = max(diag.end_line, start_line)
-            floor = start_column if end_line == start_line else 1
-            physical["region"] = {
-                "startLine": start_line,
-                "startColumn": start_column,
-                "endLine": end_line,
-                "endColumn": max(diag.end_column, floor),
+
+    def results_maker() -> Callable[[Diagnostic], dict]:
+        """A fresh maker for one pass over the diagnostics: fingerprints are numbered, and a
+        fix's bytes shown once, in the order of the pass."""
+        seen: dict[str, int] = {}
+        fixes_shown: set[tuple] = set()
+
+        def make(diag: Diagnostic) -> dict:
+            is_dir = os.path.isdir(diag.path)
+            location = _location(diag.path, root, is_dir)
+            physical: dict = {"artifactLocation": location}
+            if not is_dir:
+                # end columns are exclusive, as in SARIF; an empty span is an insertion point
+                start_line, start_column = max(diag.line, 1), max(diag.column, 1)
+                end_line = max(diag.end_line, start_line)
+                floor = start_column if end_line == start_line else 1
+                physical["region"] = {
+                    "startLine": start_line,
+                    "startColumn": start_column,
+                    "endLine": end_line,
+                    "endColumn": max(diag.end_column, floor),
+                }
+            text = " ".join(lines.line(diag).split())
+            key = f"{diag.code}\0{location['uri']}\0{text}"
+            digest = hashlib.sha256(key.encode()).hexdigest()[:32]
+            seen[digest] = seen.get(digest, 0) + 1  # same rule, file and line text: numbered
+            message = safe(diag.message) + (f"\nhelp: {safe(diag.help)}" if diag.help else "")
+            entry: dict = {
+                "ruleId": diag.code,
+                "level": LEVELS[diag.severity],
+                "message": {"text": message},
+                "locations": [{"physicalLocation": physical}],
+                "partialFingerprints": {FINGERPRINT_KEY: f"{digest}:{seen[digest]}"},
+                "properties": {"slug": diag.slug, "targets": list(diag.targets)},
             }
-        text = " ".join(lines.line(diag).split())
-        key = f"{diag.code}\0{location['uri']}\0{text}"
-        digest = hashlib.sha256(key.encode()).hexdigest()[:32]
-        seen[digest] = seen.get(digest, 0) + 1  # same rule, file and line text: number them
-        message = safe(diag.message) + (f"\nhelp: {safe(diag.help)}" if diag.help else "")
-        entry: dict = {
-            "ruleId": diag.code,
-            "level": LEVELS[diag.severity],
-            "message": {"text": message},
-            "locations": [{"physicalLocation": physical}],
-            "partialFingerprints": {FINGERPRINT_KEY: f"{digest}:{seen[digest]}"},
-            "properties": {"slug": diag.slug, "targets": list(diag.targets)},
-        }
-        if diag.code in index:
-            entry["ruleIndex"] = index[diag.code]
-        # one edit can fix many results (moving 20,000 keys under metadata): its bytes go
-        # on the first of them only, or the log grows with the square of the keys
-        if diag.fix is not None:
-            fix_key = (diag.fix.path, diag.fix.start, diag.fix.end, diag.fix.description)
-            if fix_key not in fixes_shown:
-                fixes_shown.add(fix_key)
-                entry["fixes"] = [_fix(diag.fix, _location(diag.fix.path, root))]
-        results.append(entry)
+            if diag.code in index:
+                entry["ruleIndex"] = index[diag.code]
+            # one edit can fix many results (moving 20,000 keys under metadata): its bytes go
+            # on the first of them only, or the log grows with the square of the keys
+            if diag.fix is not None:
+                fix_key = (diag.fix.path, diag.fix.start, diag.fix.end, diag.fix.description)
+                if fix_key not in fixes_shown:
+                    fixes_shown.add(fix_key)
+                    entry["fixes"] = [_fix(diag.fix, _location(diag.fix.path, root))]
+            return entry
+
+        return make
+
+    # made while the text is written: never all alive at once
+    results = Rows(result.diagnostics, results_maker, per_pass=True)
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -181,5 +191,12 @@ def document(result, options: ReportOptions) -> dict:
     }
 
 
+def write(result, options: ReportOptions, sink: Sink) -> None:
+    write_indented(document(result, options), sink)
+    sink("\n")
+
+
 def render(result, options: ReportOptions) -> str:
-    return dumps_indented(document(result, options)) + "\n"
+    parts: list[str] = []
+    write(result, options, parts.append)
+    return "".join(parts)

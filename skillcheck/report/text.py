@@ -6,7 +6,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from skillcheck.report import ReportOptions, inert_lines, rel, safe
+from skillcheck.report import Chunks, ReportOptions, Sink, inert_lines, rel, safe
 from skillcheck.rules import all_rules
 from skillcheck.source.skill import Diagnostic, Severity
 from skillcheck.targets import TARGETS
@@ -53,8 +53,13 @@ def _excerpt(diag: Diagnostic, source: str, color: bool) -> list[str]:
     ]
 
 
-def render(result, options: ReportOptions) -> str:
-    out: list[str] = []
+def write(result, options: ReportOptions, sink: Sink) -> None:
+    chunks = Chunks(sink)
+
+    def out(line: str) -> None:
+        # every line made inert on its own, as the whole text would be (inert_lines is per line)
+        chunks.add(inert_lines(line) + "\n")
+
     by_file = {s.skill_md: s for s in result.skills if s.has_doc and s.skill_md is not None}
     color = options.color
     for diag in result.diagnostics:
@@ -63,30 +68,38 @@ def render(result, options: ReportOptions) -> str:
         code = _paint(diag.code, "1", color)
         # [*]: --fix resolves it (ruff's marker)
         fixable = f" {_paint('[*]', '32', color)}" if diag.fix is not None else ""
-        out.append(
+        out(
             f"{_paint(where, '1', color)} {code} {severity} {safe(diag.message)} ({diag.slug})"
             + fixable
         )
         shown_fix = f"  = fix: {safe(diag.fix.description)}" if diag.fix is not None else None
         if options.quiet:
             if options.show_fixes and shown_fix:
-                out.append(shown_fix)
+                out(shown_fix)
             continue
         source = _line_of(diag.path, diag.line, by_file)
         if source is not None and diag.code not in _unquoted():
-            out.extend(_excerpt(diag, source, color))
+            for line in _excerpt(diag, source, color):
+                out(line)
         if diag.help:
-            out.append(f"  = help: {safe(diag.help)}")
+            out(f"  = help: {safe(diag.help)}")
         if options.show_fixes and shown_fix:
-            out.append(shown_fix)
+            out(shown_fix)
         if diag.targets and diag.targets != ("agentskills",):
-            out.append(f"  = targets: {', '.join(diag.targets)}")
-        out.append("")
+            out(f"  = targets: {', '.join(diag.targets)}")
+        out("")
     if options.statistics:
-        out.extend(_statistics(result))
+        for line in _statistics(result):
+            out(line)
     if not options.quiet:
-        out.append(summary(result, options))
-    return inert_lines("\n".join(out)) + ("\n" if out else "")
+        out(summary(result, options))
+    chunks.flush()
+
+
+def render(result, options: ReportOptions) -> str:
+    parts: list[str] = []
+    write(result, options, parts.append)
+    return "".join(parts)
 
 
 def _statistics(result) -> list[str]:
