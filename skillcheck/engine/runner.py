@@ -31,7 +31,7 @@ from skillcheck.engine.cache import (
     summary_digest,
 )
 from skillcheck.engine.check import check_collection, check_skill
-from skillcheck.engine.summary import summarise
+from skillcheck.engine.summary import share_words, summarise
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
 from skillcheck.rules.budgets import skill_figures, tokenizer_spec
@@ -314,6 +314,7 @@ class CheckRun:
                     if isinstance(item[1], Exception):
                         failures.append((order[item[0]], item[1]))
                     else:
+                        share_words(item[1])
                         self.done[item[0]] = item  # type: ignore[assignment]
         except BrokenProcessPool as exc:
             raise InternalError(f"a worker process died ({exc}); run again with --jobs 1") from exc

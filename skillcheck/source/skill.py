@@ -38,13 +38,13 @@ class Outcome(enum.IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Pos:
     line: int
     column: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """A region of a file; end is inclusive of the last character's column + 1 (exclusive)."""
 
@@ -61,7 +61,7 @@ class Span:
 WHOLE_FILE = Span(Pos(1, 1), Pos(1, 1))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fix:
     """A safe edit: replace bytes [start, end) of ``path`` with ``replacement``."""
 
@@ -98,7 +98,7 @@ class Finding:
     severity: Severity | None = None  # overrides the rule's default (impact-free findings)
 
 
-@dataclass
+@dataclass(slots=True)
 class Diagnostic:
     code: str
     slug: str
@@ -344,7 +344,7 @@ class Skill:
 # --- what the engine keeps of a skill once it is checked -----------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Figures:
     """Tokens per tier and body lines of a skill, for reports and the collection budget."""
 
