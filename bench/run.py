@@ -34,7 +34,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -146,6 +145,29 @@ def _maxrss_mb(ru_maxrss: int) -> float:
     return ru_maxrss / 1e6 if sys.platform == "darwin" else ru_maxrss * 1024 / 1e6
 
 
+# The command is started by this small launcher, not by the benchmark itself. On Linux a
+# child's peak RSS (wait4's ru_maxrss) starts from the RSS of the process that forked it:
+# subprocess forks with vfork, so every command started by a benchmark that had grown to
+# 272 MB (outputs compared between --jobs 1 and 2) reported 272 MB, agnix included. The
+# launcher is a fresh interpreter of ~10 MB; it times the command from spawn to exit and
+# prints the command's own usage as JSON.
+_LAUNCHER = r"""
+import json, os, subprocess, sys, threading, time
+timeout = float(sys.argv[1])
+start = time.perf_counter()
+proc = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+killer = threading.Timer(timeout, proc.kill)
+killer.start()
+try:
+    _, status, usage = os.wait4(proc.pid, 0)
+finally:
+    killer.cancel()
+elapsed = time.perf_counter() - start
+print(json.dumps([elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
+                  os.waitstatus_to_exitcode(status)]))
+"""
+
+
 def run_once(
     cmd: list[str],
     *,
@@ -155,31 +177,30 @@ def run_once(
     timeout: float = 900.0,
 ) -> Sample:
     """Run ``cmd`` once; its wall time, peak RSS (largest process of its tree) and exit code."""
+    launcher = [sys.executable, "-S", "-c", _LAUNCHER, str(timeout), *cmd]
     with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
         try:
-            proc = subprocess.Popen(
-                cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=err,
+            done = subprocess.run(
+                launcher, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=err, timeout=timeout + 60, check=False,
             )  # fmt: skip
         except OSError as exc:
             raise BenchError(f"cannot run {shlex.join(cmd)}: {exc}") from exc
-        killer = threading.Timer(timeout, proc.kill)
-        killer.start()
+        except subprocess.TimeoutExpired as exc:
+            raise BenchError(f"{shlex.join(cmd)} did not end (cwd {cwd})") from exc
         try:
-            # wait4, not Popen.wait, for this child's own resource usage.
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            killer.cancel()
-        elapsed = time.perf_counter() - start
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
-        if code not in ok:
+            elapsed, cpu, maxrss, code = json.loads(done.stdout)
+        except ValueError:
+            code = None
+        if code is None or code not in ok:
             err.seek(0)
             tail = err.read()[-1500:].decode("utf-8", "replace").strip()
-            why = f"killed after {timeout:.0f} s" if code == -9 else f"exited {code}"
+            if code is None:
+                why = f"could not be started (launcher exited {done.returncode})"
+            else:
+                why = f"killed after {timeout:.0f} s" if code == -9 else f"exited {code}"
             raise BenchError(f"{shlex.join(cmd)} {why} (cwd {cwd}); stderr: {tail or '(empty)'}")
-    cpu = usage.ru_utime + usage.ru_stime
-    return Sample(elapsed, cpu, _maxrss_mb(usage.ru_maxrss), code)
+    return Sample(elapsed, cpu, _maxrss_mb(maxrss), code)
 
 
 def _children_map() -> dict[int, list[int]]:
