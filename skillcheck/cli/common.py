@@ -256,7 +256,7 @@ def refusal_shown(quiet: bool) -> Iterator[Callable[[Path], None] | None]:
     try:
         yield progress
     except Refused as exc:
-        from skillcheck.report import ReportOptions, render
+        from skillcheck.report import ReportOptions, write
 
         if progress is not None:
             progress.done()
@@ -267,7 +267,8 @@ def refusal_shown(quiet: bool) -> Iterator[Callable[[Path], None] | None]:
             quiet=quiet,
             fix_hint=True,
         )
-        click.echo(render("text", exc.result, options), err=True, nl=False)
+        # chunk by chunk, as lint writes its report: a refused tree may have 100,000 findings
+        write("text", exc.result, options, lambda chunk: click.echo(chunk, err=True, nl=False))
         raise
     finally:
         if progress is not None:
