@@ -179,6 +179,36 @@ def test_two_jobs_check_skills_in_two_worker_processes(
     assert [s.root for s in parallel.skills] == [s.root for s in serial.skills]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_description_words_are_held_once_across_skills(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """The main process holds every skill's summary until the report: a word that many
+    descriptions share is one string, however many skills (and workers) it came from."""
+    from skillcheck.engine.config import build_settings
+    from skillcheck.engine.lint import lint
+    from skillcheck.settings import Config
+
+    for i in range(30):
+        write_skill(
+            tmp_path / "skills",
+            f"tool-{i:02d}",
+            frontmatter=f"name: tool-{i:02d}\ndescription: Converts spreadsheets into"
+            f" invoices number {i}. Use when the user asks for billing exports.\n",
+        )
+    monkeypatch.chdir(tmp_path)
+    settings = dataclasses.replace(build_settings(Config()), jobs=jobs)
+    result = lint([Path("skills")], settings)
+    assert len(result.skills) == 30
+    copies = {
+        id(word)
+        for skill in result.skills
+        for word in skill.description_stems
+        if word.startswith("spreadsheet")
+    }
+    assert len(copies) == 1
+
+
 def test_a_warm_run_checks_the_few_changed_skills_here_and_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -341,7 +341,8 @@ class CheckRun:
                 gc.freeze()  # what exists now lives to the end: the collector skips it
                 try:
                     for task in self.pending:
-                        self.done[task[0]] = self.checker(task)
+                        done = self.done[task[0]] = self.checker(task)
+                        share_words(done[1])
                 finally:
                     gc.unfreeze()
             self.pending = []
