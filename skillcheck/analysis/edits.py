@@ -20,14 +20,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from skillcheck.source.frontmatter import parse_document, plain_mapping
-from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import Document, Fix, Pos, Span
 from skillcheck.source.text import LINE_BREAK_BYTES, decode, split_lines
 
 _BOM = codecs.BOM_UTF8
 _UNMAPPABLE = frozenset({"utf16", "utf32", "invalid-utf8"})
-# a block scalar header: indicator, then indentation digit and chomping in either order
-_BLOCK_HEADER = LazyPattern(r"([|>])(?:([1-9])([+-])?|([+-])([1-9])?)?")
 
 Values = dict[str, Any]
 

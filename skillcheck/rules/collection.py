@@ -327,7 +327,6 @@ def _near_duplicates(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary,
         )
 
 
-_NAME_WORD = LazyPattern(r"[^\W_]+")
 _SENTENCE_END = frozenset(".!?:;\n")
 _BEFORE_WORD = frozenset(" \t\"'`*([")
 
@@ -338,7 +337,7 @@ def _names(text: str) -> set[str]:
     (`S3`, `EC2`)."""
     text = unicodedata.normalize("NFKC", text)
     out: set[str] = set()
-    for match in _NAME_WORD.finditer(text):
+    for match in _WORD.finditer(text):
         word = match.group(0)
         if len(word) < 2 or word.isdigit():
             continue
