@@ -25,7 +25,7 @@ from test_fixtures import _build as build_case
 from skillcheck.engine.lint import LintResult
 from skillcheck.report import ReportOptions, render, safe
 from skillcheck.rules import all_rules
-from skillcheck.source.skill import Diagnostic, Severity, Skill
+from skillcheck.source.skill import Diagnostic, Severity, Skill, SkillSummary
 
 SCHEMA_PATH = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 SCHEMA_SHA256 = "ad6db49878699b091f3eeb765b6e29e92a34bad4da88664d000c923b549c3a25"
@@ -360,7 +360,9 @@ def test_github_annotation_fields(tmp_path: Path) -> None:
 TEXT = st.text(st.characters(exclude_categories=()), max_size=40)
 
 
-def _result(diagnostics: list[Diagnostic], skills: list[Skill] | None = None) -> LintResult:
+def _result(
+    diagnostics: list[Diagnostic], skills: list[Skill] | list[SkillSummary] | None = None
+) -> LintResult:
     from skillcheck.source.discover import Discovery
 
     skills = skills or []
@@ -529,7 +531,7 @@ def test_formats_write_to_output_file(tmp_path: Path, fmt: str) -> None:
 # --- streaming: a report is written as it is made ------------------------------------------
 
 
-def _many(n_skills: int, per_skill: int) -> tuple[LintResult, list[Skill]]:
+def _many(n_skills: int, per_skill: int) -> LintResult:
     """A result of ``n_skills`` skills with ``per_skill`` findings each, some failing."""
     from skillcheck.source.skill import Figures, Fix
 
@@ -538,7 +540,14 @@ def _many(n_skills: int, per_skill: int) -> tuple[LintResult, list[Skill]]:
     for i in range(n_skills):
         root = base / f"skill-{i:04d}"
         skills.append(
-            Skill(root=root, display_root=root.name, skill_md=root / "SKILL.md", doc=None)
+            SkillSummary(
+                root=root,
+                display_root=root.name,
+                skill_md=root / "SKILL.md",
+                has_doc=False,
+                name=root.name,
+                figures=Figures(10, 20, 30, 40),
+            )
         )
         for k in range(per_skill):
             severity = (Severity.ERROR, Severity.WARNING, Severity.INFO)[(i + k) % 3]
@@ -559,23 +568,7 @@ def _many(n_skills: int, per_skill: int) -> tuple[LintResult, list[Skill]]:
                     skill=root,
                 )
             )
-    result = _result(diagnostics)
-    result.skills = [_summary(s, Figures(10, 20, 30, 40)) for s in skills]
-    result.outcomes = {s.root: {} for s in skills}
-    return result, skills
-
-
-def _summary(skill: Skill, figures):
-    from skillcheck.source.skill import SkillSummary
-
-    return SkillSummary(
-        root=skill.root,
-        display_root=skill.display_root,
-        skill_md=skill.skill_md,
-        has_doc=False,
-        name=skill.root.name,
-        figures=figures,
-    )
+    return _result(diagnostics, skills)
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
@@ -584,7 +577,7 @@ def test_every_format_is_written_in_bounded_chunks(fmt: str) -> None:
     bounded size, which together are the whole report."""
     from skillcheck.report import write
 
-    result, _skills = _many(400, 25)
+    result = _many(400, 25)
     options = ReportOptions(cwd=Path("/nonexistent-root"))
     chunks: list[str] = []
     write(fmt, result, options, chunks.append)
@@ -639,7 +632,7 @@ def _junit_whole_tree(result: LintResult, options: ReportOptions) -> str:
     [(0, 0, False), (0, 0, True), (1, 0, False), (3, 2, True), (40, 3, False)],
 )
 def test_junit_streamed_is_the_whole_tree_text(n_skills, per_skill, orphan, strict) -> None:
-    result, _skills = _many(n_skills, per_skill)
+    result = _many(n_skills, per_skill)
     if orphan:
         result.diagnostics.append(_diagnostic(Path("/nonexistent-root/x"), "cannot be searched"))
     options = ReportOptions(cwd=Path("/nonexistent-root"), strict=strict)
