@@ -19,7 +19,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "skillcheck"
 # top to bottom; a module's layer is the one naming it or its package (longest prefix wins)
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cli", ("skillcheck.__main__", "skillcheck._entry", "skillcheck.cli")),
-    ("lsp", ("skillcheck.lsp",)),
+    # the Language Server and the MCP server/client: front ends on top of the API
+    ("lsp/mcp", ("skillcheck.lsp", "skillcheck.mcp")),
     ("api", ("skillcheck.api",)),
     ("report/package", ("skillcheck.report", "skillcheck.package")),
     ("fix", ("skillcheck.fix",)),

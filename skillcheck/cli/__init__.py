@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pack": ("pack", "pack"),
     "rule": ("rules", "rule_command"),
     "rules": ("rules", "rules_command"),
+    "serve": ("serve", "serve"),
     "unpack": ("verify", "unpack"),
     "verify": ("verify", "verify"),
 }
