@@ -36,7 +36,10 @@ def install(
     source, dest, skills, dry_run, force, allow_unverified, base_url, timeout, max_bytes
 ) -> None:
     """Install skills published by the Agent Skills Discovery RFC (an origin, an index URL
-    or a directory) into DEST/<name>/, verified, atomically; then lint them."""
+    or a directory), or served over MCP (mcp:COMMAND [ARGS...] or mcp:URL), into
+    DEST/<name>/, verified, atomically; then lint them."""
+    if source.startswith("mcp:"):
+        sys.exit(_install_mcp(source, dest, list(skills) or None, dry_run, force, timeout))
     from skillcheck.package.archive import Limits
     from skillcheck.package.install import install as run_install
     from skillcheck.package.install import open_source
@@ -97,3 +100,27 @@ def install(
         if result.failed(settings.strict):
             code = max(code, EXIT_FINDINGS)
     sys.exit(code)
+
+
+def _install_mcp(
+    target: str, dest: Path, select: list[str] | None, dry_run: bool, force: bool, timeout: float
+) -> int:
+    """SEP-2640's host checks, the lint gate, then each skill moved into place whole."""
+    from skillcheck.cli.serve import need_mcp
+    from skillcheck.mcp.client import fetch_sync
+    from skillcheck.mcp.client import install as run_install
+    from skillcheck.report import safe
+
+    need_mcp()
+    settings = load_settings(None, False, None)
+    report = fetch_sync(target, select=select, timeout=timeout)
+    result = run_install(report, dest, settings, force=force, dry_run=dry_run)
+    for line in result.refused:
+        click.echo(f"skillcheck: {safe(line)}", err=True)
+    verb = "Would install" if dry_run else "Installed"
+    for name, path, files, size in result.installed:
+        plural = "s" * (files != 1)
+        click.echo(safe(f"{verb} {name} -> {path} ({files} file{plural}, {size} bytes)"))
+    if not result.installed and not result.refused:
+        click.echo("skillcheck: the server lists no skill", err=True)
+    return EXIT_FINDINGS if result.refused or not result.installed else EXIT_CLEAN

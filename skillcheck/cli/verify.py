@@ -10,7 +10,7 @@ from skillcheck.cli.common import emit, handle_errors
 
 
 @click.command()
-@click.argument("bundle", type=click.Path(path_type=Path))
+@click.argument("bundle")
 @click.option("--expect-digest", metavar="sha256:HEX", help="Refuse unless the archive has it.")
 @click.option(
     "--allow-unverified",
@@ -18,16 +18,51 @@ from skillcheck.cli.common import emit, handle_errors
     help="Accept a v0.1.0 index (no digests: its content cannot be verified).",
 )
 @click.option("--base-url", metavar="URL", help="URL a well-known DIR is served at.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for one answer of an MCP server.",
+)
 @handle_errors
-def verify(bundle, expect_digest, allow_unverified, base_url) -> None:
-    """Verify a bundle, or a well-known directory (anyone's), without trusting it."""
-    from skillcheck.package.loader import verify as run_verify
+def verify(bundle, expect_digest, allow_unverified, base_url, timeout) -> None:
+    """Verify a bundle, a well-known directory (anyone's), or the skills an MCP server
+    serves (mcp:COMMAND [ARGS...] or mcp:URL), without trusting it."""
     from skillcheck.report import safe
 
+    if bundle.startswith("mcp:"):
+        _verify_mcp(bundle, timeout)
+        return
+    from skillcheck.package.loader import verify as run_verify
+
+    bundle = Path(bundle)
     result = run_verify(bundle, expect_digest, allow_unverified=allow_unverified, base_url=base_url)
     for warning in result.warnings:
         click.echo(f"skillcheck: warning: {safe(warning)}", err=True)
     emit(safe(result.summary()) + "\n", None)
+
+
+def _verify_mcp(target: str, timeout: float) -> None:
+    """SEP-2640's host checks on every skill the server lists, then the lint gate."""
+    import sys
+
+    from skillcheck.cli.common import load_settings
+    from skillcheck.cli.serve import need_mcp
+    from skillcheck.errors import EXIT_FINDINGS
+    from skillcheck.mcp.client import verify as run_verify
+    from skillcheck.report import safe
+
+    need_mcp()
+    result = run_verify(target, load_settings(None, False, None), timeout=timeout)
+    for line in result.refused:
+        click.echo(f"skillcheck: {safe(line)}", err=True)
+    for name, _, files, size in result.installed:
+        click.echo(safe(f"Verified {name}: {files} file{'s' * (files != 1)}, {size} bytes"))
+    if result.refused or not result.installed:
+        if not result.installed and not result.refused:
+            click.echo("skillcheck: the server lists no skill", err=True)
+        sys.exit(EXIT_FINDINGS)
 
 
 @click.command()

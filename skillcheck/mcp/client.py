@@ -27,8 +27,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
-from skillcheck.errors import RefusedContent, UsageError
+from skillcheck.errors import RefusedContent, SkillcheckError, UsageError
 from skillcheck.mcp.protocol import (
     EXTENSION_ID,
     MAX_SKILL_BYTES,
@@ -38,7 +39,6 @@ from skillcheck.mcp.protocol import (
     check_entry,
     check_file,
     check_frontmatter,
-    skill_root,
 )
 from skillcheck.package.catalog import SKILL_FILE, show
 
@@ -50,6 +50,10 @@ MAX_DIRECTORIES = 1000  # directory resources read per skill at most
 
 class McpError(RefusedContent):
     """A server, or what it served, that cannot be trusted: one line, exit 1."""
+
+
+class McpConnectError(SkillcheckError):
+    """A server that cannot be started or reached: an I/O failure, exit 2."""
 
 
 def is_target(source: str) -> bool:
@@ -95,7 +99,7 @@ async def _bounded_stdio(argv: list[str], max_message: int, overflow: list[str])
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
     except OSError as exc:
-        raise UsageError(f"cannot start {show(argv[0])}: {exc.strerror or exc}") from None
+        raise McpConnectError(f"cannot start {show(argv[0])}: {exc.strerror or exc}") from None
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
     write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
 
@@ -142,9 +146,12 @@ async def _bounded_stdio(argv: list[str], max_message: int, overflow: list[str])
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
+            if process.stdin is not None:
+                await process.stdin.aclose()  # a well-behaved server ends on EOF
+            with anyio.move_on_after(2):
+                await process.wait()
             if process.returncode is None:
                 process.kill()
-            await process.wait()
             await process.aclose()
 
 
@@ -227,7 +234,6 @@ def _request_type(method: str) -> type:
 async def connect(target: str, timeout: float, max_bytes: int) -> AsyncIterator[_Session]:
     """A session with the server ``target`` names, whose declaration has been checked."""
     from mcp import Client
-    from mcp.shared.exceptions import MCPError
 
     overflow: list[str] = []
     transport = _transport(target, _message_bound(max_bytes), overflow)
@@ -245,14 +251,24 @@ async def connect(target: str, timeout: float, max_bytes: int) -> AsyncIterator[
             settings = declared[EXTENSION_ID]
             directory_read = isinstance(settings, dict) and settings.get("directoryRead") is True
             yield _Session(client, timeout, overflow, directory_read)
-    except (MCPError, OSError, ValueError) as exc:
-        if entered:
-            raise
-        if overflow:
-            raise McpError(f"{show(target)}: the server sent {overflow[0]}") from None
-        raise McpError(f"{show(target)}: cannot connect: {exc}") from None
-    except BaseExceptionGroup as group:  # the SDK's task groups wrap what the body raised
-        raise _first(group) from None
+    except BaseException as exc:
+        raise _explain(exc, entered, target, overflow) from None
+
+
+def _explain(exc: BaseException, entered: bool, target: str, overflow: list[str]) -> BaseException:
+    """What a failure of a session means, as one of our errors where it is one."""
+    from mcp.shared.exceptions import MCPError
+
+    if isinstance(exc, BaseExceptionGroup):  # the SDK's task groups wrap what was raised
+        exc = _first(exc)
+    if entered or isinstance(exc, SkillcheckError | KeyboardInterrupt):
+        return exc
+    if overflow:
+        return McpError(f"{show(target)}: the server sent {overflow[0]}")
+    if isinstance(exc, MCPError | OSError | ValueError | TimeoutError):
+        reason = exc.message if isinstance(exc, MCPError) else str(exc) or type(exc).__name__
+        return McpConnectError(f"{describe(target)}: cannot connect: {reason}")
+    return exc
 
 
 def _first(group: BaseExceptionGroup) -> BaseException:
@@ -268,7 +284,7 @@ def _first(group: BaseExceptionGroup) -> BaseException:
 
     walk(group)
     for exc in leaves:
-        if isinstance(exc, McpError | UsageError):
+        if isinstance(exc, SkillcheckError):
             return exc
     return leaves[0]
 
@@ -334,7 +350,7 @@ async def _unlisted(session: _Session, entry: Entry) -> str | None:
         seen.add(rel_dir)
         if len(seen) > MAX_DIRECTORIES:
             return f"more than {MAX_DIRECTORIES} directories"
-        uri = skill_root(entry.path) + (f"/{rel_dir}" if rel_dir else "")
+        uri = entry.root + (f"/{quote(rel_dir, safe='/')}" if rel_dir else "")
         answer = await session.request("resources/directory/read", {"uri": uri}, show(uri))
         children = answer.get("resources")
         if not isinstance(children, list):
@@ -343,7 +359,7 @@ async def _unlisted(session: _Session, entry: Entry) -> str | None:
             curi = child.get("uri") if isinstance(child, dict) else None
             if not isinstance(curi, str) or not curi.startswith(uri + "/"):
                 raise McpError(f"{show(uri)}: directory lists {show(str(curi))}, outside it")
-            rel = curi[len(skill_root(entry.path)) + 1 :]
+            rel = unquote(curi[len(entry.root) + 1 :])
             if child.get("mimeType") == "inode/directory":
                 if rel not in dirs:
                     return f"directory {show(curi)}"
@@ -429,7 +445,8 @@ def stage(fetched: Fetched, root: Path) -> Path:
 @dataclass
 class McpInstall:
     installed: list[tuple[str, Path, int, int]] = field(default_factory=list)  # name, path,
-    refused: list[str] = field(default_factory=list)  # files, bytes
+    # files, bytes
+    refused: list[str] = field(default_factory=list)  # one line per skill not taken
 
 
 def install(
@@ -494,3 +511,18 @@ __all__ = [
     "install",
     "is_target",
 ]
+
+
+def verify(
+    target: str,
+    settings: Any,
+    *,
+    select: list[str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = MAX_SKILL_BYTES,
+    check: Callable[[Path], str | None] | None = None,
+) -> McpInstall:
+    """``install`` without writing: everything fetched, verified and linted."""
+    report = fetch_sync(target, select=select, timeout=timeout, max_bytes=max_bytes)
+    with tempfile.TemporaryDirectory(prefix="skillcheck-mcp-") as tmp:
+        return install(report, Path(tmp) / "dest", settings, dry_run=True, check=check)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from skillcheck.package.catalog import SKILL_FILE, file_digest, path_problem, show
 
@@ -24,8 +25,6 @@ DIRECTORY_MIME = "inode/directory"
 MAX_RESOURCES = 512
 MAX_SKILL_BYTES = 16 * 1024 * 1024
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-# the skill path's first segment is a URI authority (a reg-name): no '@', ':', '[', ']'
-_SEGMENT_FORBIDDEN = set("?#@:[]%\\")
 
 
 class EntryError(ValueError):
@@ -33,22 +32,23 @@ class EntryError(ValueError):
 
 
 def skill_root(path: str) -> str:
-    """``skill://<skill-path>``: the skill's directory resource (no trailing slash)."""
-    return SCHEME + path
+    """``skill://<skill-path>``: the skill's directory resource (no trailing slash). Paths are
+    percent-encoded as URI paths are (``quote(..., safe="/")``, as other implementations do)."""
+    return SCHEME + quote(path, safe="/")
 
 
 def file_uri(path: str, rel: str) -> str:
-    return f"{SCHEME}{path}/{rel}"
+    return f"{skill_root(path)}/{quote(rel, safe='/')}"
+
+
+def _decoded(text: str) -> str:
+    """A percent-encoded URI part decoded; ValueError when it is not UTF-8."""
+    return unquote(text, errors="strict")
 
 
 def skill_path_problem(path: str) -> str | None:
-    """Why ``path`` (``a/b/name``) cannot be a skill path, or None."""
-    problem = path_problem(path)
-    if problem:
-        return problem
-    if any(ch in _SEGMENT_FORBIDDEN or ch.isspace() for ch in path):
-        return "a character a URI path segment cannot hold as it is"
-    return None
+    """Why ``path`` (``a/b/name``, decoded) cannot be a skill path, or None."""
+    return path_problem(path)
 
 
 def json_frontmatter(values: dict[Any, Any]) -> dict[str, Any]:
@@ -109,7 +109,8 @@ class Entry:
     """A checked ``Skill`` entry."""
 
     uri: str  # of SKILL.md
-    path: str  # the skill path (prefix segments and the name)
+    root: str  # the skill's directory resource, as the server writes it
+    path: str  # the skill path (prefix segments and the name), decoded
     name: str
     frontmatter: dict[str, Any]
     resources: dict[str, Resource]  # by relative path, SKILL.md included
@@ -133,7 +134,11 @@ def check_entry(raw: Any, *, max_bytes: int = MAX_SKILL_BYTES) -> Entry:
     suffix = "/" + SKILL_FILE
     if not uri.startswith(SCHEME) or not uri.endswith(suffix):
         raise EntryError(f"{who}: not a skill://<skill-path>/SKILL.md URI")
-    path = uri[len(SCHEME) : -len(suffix)]
+    root = uri[: -len(suffix)]
+    try:
+        path = _decoded(root[len(SCHEME) :])
+    except ValueError:
+        raise EntryError(f"{who}: skill path is not UTF-8 once decoded") from None
     problem = skill_path_problem(path)
     if problem:
         raise EntryError(f"{who}: unsafe skill path: {problem}")
@@ -155,16 +160,18 @@ def check_entry(raw: Any, *, max_bytes: int = MAX_SKILL_BYTES) -> Entry:
         raise EntryError(f"{who}: 'resources' is neither an array nor 'dynamic'")
     if len(listed) > MAX_RESOURCES:
         raise EntryError(f"{who}: {len(listed)} resources, more than {MAX_RESOURCES}")
-    root = skill_root(path) + "/"
     resources: dict[str, Resource] = {}
     total = 0
     for item in listed:
         if not isinstance(item, dict):
             raise EntryError(f"{who}: a resource is not an object")
         ruri, digest, size = item.get("uri"), item.get("digest"), item.get("size")
-        if not isinstance(ruri, str) or not ruri.startswith(root):
+        if not isinstance(ruri, str) or not ruri.startswith(root + "/"):
             raise EntryError(f"{who}: resource {show(str(ruri))} is outside the skill")
-        rel = ruri[len(root) :]
+        try:
+            rel = _decoded(ruri[len(root) + 1 :])
+        except ValueError:
+            raise EntryError(f"{who}: resource {show(ruri)} is not UTF-8 once decoded") from None
         problem = path_problem(rel)
         if problem:
             raise EntryError(f"{who}: resource {show(ruri)}: {problem}")
@@ -180,7 +187,7 @@ def check_entry(raw: Any, *, max_bytes: int = MAX_SKILL_BYTES) -> Entry:
         resources[rel] = Resource(rel, ruri, size, digest)
     if SKILL_FILE not in resources:
         raise EntryError(f"{who}: the manifest does not list SKILL.md itself")
-    return Entry(uri, path, name, fm, resources)
+    return Entry(uri, root, path, name, fm, resources)
 
 
 def check_file(entry: Entry, rel: str, data: bytes) -> None:

@@ -24,13 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from skillcheck.mcp.protocol import (
     DIRECTORY_MIME,
     EXTENSION_ID,
     MAX_RESOURCES,
     MAX_SKILL_BYTES,
-    SCHEME,
     file_uri,
     parse_frontmatter,
     skill_path_problem,
@@ -90,36 +90,37 @@ class Snapshot:
     skipped: list[str] = field(default_factory=list)  # one line each: why a skill is not served
     keep: Any = None  # the temporary directory of a packed tree, alive while served
 
-    def locate(self, uri: str) -> tuple[ServedSkill, str] | None:
-        """The skill and relative path ``uri`` names, if it names a listed file."""
-        if not uri.startswith(SCHEME):
-            return None
-        for skill in self.skills.values():
-            root = skill_root(skill.path) + "/"
-            if uri.startswith(root) and uri[len(root) :] in skill.files:
-                return skill, uri[len(root) :]
-        return None
+    def __post_init__(self) -> None:
+        self._files: dict[str, tuple[ServedSkill, str]] = {}
 
-    def directory(self, uri: str) -> list[tuple[str, str, str | None]] | None:
-        """The direct children of a directory resource as (uri, name, mime or None for a
-        directory), or None when ``uri`` is no directory of a served skill."""
+    def add(self, skill: ServedSkill) -> None:
+        self.skills[skill.path] = skill
+        for rel in skill.files:
+            self._files[file_uri(skill.path, rel)] = (skill, rel)
+
+    def locate(self, uri: str) -> tuple[ServedSkill, str] | None:
+        """The skill and relative path ``uri`` names, if it names a listed file (a lookup:
+        nothing in a URI is ever joined to a path on disk)."""
+        return self._files.get(uri)
+
+    def directory(self, uri: str) -> list[tuple[str, str, str]] | None:
+        """The direct children of a directory resource as (uri, name, mime type), or None
+        when ``uri`` is no directory of a served skill."""
         for skill in self.skills.values():
             root = skill_root(skill.path)
             if uri != root and not uri.startswith(root + "/"):
                 continue
-            prefix = uri[len(root) + 1 :] + "/" if uri != root else ""
-            children: dict[str, str | None] = {}
+            prefix = unquote(uri[len(root) + 1 :]) + "/" if uri != root else ""
+            children: dict[str, str] = {}
             for rel in skill.files:
-                if not rel.startswith(prefix):
-                    continue
-                head, sep, _ = rel[len(prefix) :].partition("/")
-                children[head] = None if sep else mime_type(rel)
-            if not children:
-                continue  # a file, or nothing
-            return [
-                (f"{uri}/{name}", name, DIRECTORY_MIME if mime is None else mime)
-                for name, mime in sorted(children.items())
-            ]
+                if rel.startswith(prefix):
+                    head, sep, _ = rel[len(prefix) :].partition("/")
+                    children[head] = DIRECTORY_MIME if sep else mime_type(rel)
+            if children:
+                return [
+                    (file_uri(skill.path, prefix + name), name, mime)
+                    for name, mime in sorted(children.items())
+                ]
         return None
 
 
@@ -163,7 +164,7 @@ def build_snapshot(source: Path, settings: Settings) -> Snapshot:
         if problem is not None:
             snapshot.skipped.append(f"{show(item.name)}: not served: {problem}")
             continue
-        snapshot.skills[item.name] = ServedSkill(item.name, item.name, frontmatter, files)
+        snapshot.add(ServedSkill(item.name, item.name, frontmatter, files))
     return snapshot
 
 
