@@ -1,8 +1,8 @@
 """A hostile SEP-2640 server for the tests, built with the official MCP SDK: ``python
 mcp_hostile.py [MODE...]`` serves on stdio the skill ``alpha`` as it should be and, for each
 MODE, a skill named MODE broken that way (``blob`` is not broken: its files come as base64
-blobs). ``python mcp_hostile.py endless`` is no MCP server at all: it answers the first
-request with a line that never ends."""
+blobs; ``lint-error`` verifies but fails lint). ``python mcp_hostile.py endless`` is no MCP
+server at all: it answers the first request with a line that never ends."""
 
 from __future__ import annotations
 
@@ -25,14 +25,22 @@ MODES = [
     "unlisted-dir",
     "slow",
     "blob",
+    "lint-error",
 ]
+
+
+def description(name: str) -> str:
+    text = (
+        "Formats release notes from merged pull requests. Use when the user asks for a changelog."
+    )
+    # verifiable, but longer than the spec allows: only the installing side's lint sees it
+    return text + " More." * 200 if name == "lint-error" else text
 
 
 def skill_files(name: str) -> dict[str, bytes]:
     return {
         "SKILL.md": (
-            f"---\nname: {name}\ndescription: Formats release notes from merged pull requests."
-            f" Use when the user asks for a changelog.\n---\n# Steps\n\nRead"
+            f"---\nname: {name}\ndescription: {description(name)}\n---\n# Steps\n\nRead"
             f" [the guide](references/guide.md).\n"
         ).encode(),
         "references/guide.md": b"# Guide\n\nGroup changes by type.\n",
@@ -50,11 +58,7 @@ def entry(name: str) -> dict[str, Any]:
     """The listing of skill ``name``: broken as its name says, except ``alpha``."""
     files = skill_files(name)
     path = name
-    frontmatter: dict[str, Any] = {
-        "name": name,
-        "description": "Formats release notes from merged pull requests. Use when the user"
-        " asks for a changelog.",
-    }
+    frontmatter: dict[str, Any] = {"name": name, "description": description(name)}
     resources: Any = [
         {"uri": f"skill://{path}/{rel}", "digest": digest(data), "size": len(data)}
         for rel, data in sorted(files.items())

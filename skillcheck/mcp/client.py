@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+from skillcheck import api
 from skillcheck.errors import RefusedContent, SkillcheckError, UsageError
 from skillcheck.mcp.protocol import (
     EXTENSION_ID,
@@ -40,7 +41,9 @@ from skillcheck.mcp.protocol import (
     check_file,
     check_frontmatter,
 )
+from skillcheck.package.bundle import _write_new_file, building_dir
 from skillcheck.package.catalog import SKILL_FILE, show
+from skillcheck.package.install import url_problem
 
 PREFIX = "mcp:"
 DEFAULT_TIMEOUT = 30.0  # seconds for one request's answer
@@ -159,8 +162,6 @@ def _transport(target: str, max_message: int, overflow: list[str]) -> Any:
     rest = target[len(PREFIX) :].strip()
     if rest.startswith(("http://", "https://")):
         from mcp.client.streamable_http import streamable_http_client
-
-        from skillcheck.package.install import url_problem
 
         problem = url_problem(rest)
         if problem:
@@ -433,8 +434,6 @@ def fetch_sync(target: str, **options: Any) -> FetchReport:
 
 def stage(fetched: Fetched, root: Path) -> Path:
     """Write a verified skill into ``root/<name>`` (a private directory), for linting."""
-    from skillcheck.package.bundle import _write_new_file
-
     target = root / fetched.name
     os.mkdir(target)
     for rel, data in sorted(fetched.files.items()):
@@ -461,9 +460,6 @@ def install(
     """Lint each verified skill (the same gate as ``pack``) in a private directory, then move
     it into ``dest/<name>`` whole; a skill that fails writes nothing. ``check``, given the
     staged directory, may refuse it too (a signature check)."""
-    from skillcheck import api
-    from skillcheck.package.bundle import _write_new_file, building_dir
-
     result = McpInstall(refused=list(report.refused))
     with tempfile.TemporaryDirectory(prefix="skillcheck-mcp-") as tmp:
         for fetched in report.skills:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import datetime
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
 from skillcheck.package.catalog import SKILL_FILE, file_digest, path_problem, show
+from skillcheck.source.frontmatter import parse_document
+from skillcheck.source.lazy import LazyPattern
 
 EXTENSION_ID = "io.modelcontextprotocol/skills"
 SCHEME = "skill://"
@@ -24,7 +25,7 @@ DIRECTORY_MIME = "inode/directory"
 # should not serve more, and we neither serve nor accept more
 MAX_RESOURCES = 512
 MAX_SKILL_BYTES = 16 * 1024 * 1024
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_DIGEST = LazyPattern(r"sha256:[0-9a-f]{64}")
 
 
 class EntryError(ValueError):
@@ -83,8 +84,6 @@ def json_frontmatter(values: dict[Any, Any]) -> dict[str, Any]:
 def parse_frontmatter(data: bytes) -> dict[str, Any]:
     """SKILL.md's frontmatter as JSON, through the one frontmatter reader; ValueError when it
     has none, does not parse, or has no JSON form."""
-    from skillcheck.source.frontmatter import parse_document
-
     doc = parse_document(Path(SKILL_FILE), data)
     fm = doc.frontmatter
     if fm is None or fm.close_line is None:

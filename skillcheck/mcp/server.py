@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from skillcheck import __version__, api
+from skillcheck.errors import SkillcheckError
 from skillcheck.mcp.protocol import (
     DIRECTORY_MIME,
     EXTENSION_ID,
@@ -134,8 +136,6 @@ def _is_publication(source: Path) -> bool:
 def build_snapshot(source: Path, settings: Settings) -> Snapshot:
     """Check and freeze ``source``; raises the API's errors (Refused for a gate refusal,
     BundleError for an artifact that does not verify, UsageError when there is no skill)."""
-    from skillcheck import api
-
     keep = None
     if _is_publication(source):
         bundle = api.open_bundle(source)
@@ -207,8 +207,6 @@ class Served:
 
     def refresh(self) -> bool:
         """Rebuild when the source changed; whether a new snapshot is served."""
-        from skillcheck.errors import SkillcheckError
-
         mark = fingerprint(self.source)
         if mark == self.mark:
             return False
@@ -241,8 +239,6 @@ def build_server(served: Served) -> Any:
     """The low-level MCP ``Server`` answering from ``served``'s current snapshot."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
-
-    from skillcheck import __version__
 
     cache = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
 
