@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rule": ("rules", "rule_command"),
     "rules": ("rules", "rules_command"),
     "serve": ("serve", "serve"),
+    "sign": ("sign", "sign"),
     "unpack": ("verify", "unpack"),
     "verify": ("verify", "verify"),
 }
