@@ -445,3 +445,18 @@ def test_fastmcps_client_verifies_our_server(tmp_path: Path) -> None:
     assert sorted(line["uri"] for line in lines) == [f"skill://{n}/SKILL.md" for n in names]
     for name in names:  # FastMCP's client checked every digest; the bytes are the files'
         assert _files_on_disk(dest / name) == _files_on_disk(EXAMPLES / name)
+
+
+def test_the_loader_api_serves_verified_skills_only(hostile_report) -> None:
+    skills = mcp_client.McpSkills(hostile_report)
+    assert skills.names() == ["alpha", "blob"]
+    assert skills.refused == hostile_report.refused
+    assert skills.read_text("alpha").startswith("---\nname: alpha\n")
+    assert (
+        skills.read_bytes("blob", "references/guide.md") == b"# Guide\n\nGroup changes by type.\n"
+    )
+    assert skills.entry("alpha").resources["SKILL.md"].uri == "skill://alpha/SKILL.md"
+    assert "<name>\nalpha\n</name>" in skills.catalog_xml()
+    for name, path in [("wrong-digest", "SKILL.md"), ("alpha", "references/other.md")]:
+        with pytest.raises(mcp_client.McpError):
+            skills.read_bytes(name, path)

@@ -42,7 +42,7 @@ from skillcheck.mcp.protocol import (
     check_frontmatter,
 )
 from skillcheck.package.bundle import _write_new_file, building_dir
-from skillcheck.package.catalog import SKILL_FILE, show
+from skillcheck.package.catalog import SKILL_FILE, render_xml_entries, show
 from skillcheck.package.install import url_problem
 
 PREFIX = "mcp:"
@@ -502,10 +502,12 @@ __all__ = [
     "FetchReport",
     "Fetched",
     "McpError",
+    "McpSkills",
     "fetch",
     "fetch_sync",
     "install",
     "is_target",
+    "open_mcp",
 ]
 
 
@@ -522,3 +524,65 @@ def verify(
     report = fetch_sync(target, select=select, timeout=timeout, max_bytes=max_bytes)
     with tempfile.TemporaryDirectory(prefix="skillcheck-mcp-") as tmp:
         return install(report, Path(tmp) / "dest", settings, dry_run=True, check=check)
+
+
+class McpSkills:
+    """The skills an MCP server serves, fetched and verified, for a runtime embedding
+    Python (see ``open_mcp``): the progressive-disclosure loop of ``package.loader.Bundle``.
+
+    A snapshot: every file is read and checked when the server is opened (an installer's
+    reading of SEP-2640; a host reading lazily keeps the entries instead)."""
+
+    def __init__(self, report: FetchReport) -> None:
+        self.target = report.target
+        self.refused = list(report.refused)  # one line per skill that failed a check
+        self._skills = {f.name: f for f in report.skills}
+
+    def names(self) -> list[str]:
+        return sorted(self._skills)
+
+    def entry(self, name: str) -> Entry:
+        """The checked SEP-2640 entry: URI, frontmatter, files with sizes and digests."""
+        try:
+            return self._skills[name].entry
+        except KeyError:
+            raise McpError(
+                f"no verified skill named {show(name)} from {describe(self.target)}"
+            ) from None
+
+    def read_bytes(self, name: str, path: str = SKILL_FILE) -> bytes:
+        self.entry(name)
+        try:
+            return self._skills[name].files[path]
+        except KeyError:
+            raise McpError(f"skill {show(name)} has no file {show(path)}") from None
+
+    def read_text(self, name: str, path: str = SKILL_FILE) -> str:
+        try:
+            return self.read_bytes(name, path).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise McpError(f"{show(name + '/' + path)} is not UTF-8 text") from None
+
+    def catalog_xml(self, location_prefix: str = "") -> str:
+        """The ``<available_skills>`` block, each location ``{prefix}{name}/SKILL.md``."""
+        return render_xml_entries(
+            (
+                name,
+                str(self.entry(name).frontmatter["description"]),
+                f"{location_prefix}{name}/{SKILL_FILE}",
+            )
+            for name in self.names()
+        )
+
+
+def open_mcp(
+    target: str,
+    *,
+    select: list[str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = MAX_SKILL_BYTES,
+) -> McpSkills:
+    """Fetch and verify the skills of the MCP server ``target`` (``mcp:COMMAND ...`` or
+    ``mcp:URL``). Skills that fail a check are left out and listed in ``refused``; a server
+    that cannot be used raises McpError or McpConnectError."""
+    return McpSkills(fetch_sync(target, select=select, timeout=timeout, max_bytes=max_bytes))
