@@ -302,7 +302,7 @@ REFUSALS = {
 @pytest.fixture(scope="module")
 def hostile_report() -> mcp_client.FetchReport:
     target = _command(sys.executable, str(HOSTILE), *REFUSALS, "blob")
-    return mcp_client.fetch_sync(target, timeout=15)
+    return mcp_client.fetch_sync(target, timeout=30)
 
 
 def test_each_hostile_skill_is_refused_with_one_line(hostile_report) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+from skillcheck.errors import RefusedContent
 from skillcheck.package.catalog import SKILL_FILE, file_digest, path_problem, show
 from skillcheck.source.frontmatter import parse_document
 from skillcheck.source.lazy import LazyPattern
@@ -28,7 +29,7 @@ MAX_SKILL_BYTES = 16 * 1024 * 1024
 _DIGEST = LazyPattern(r"sha256:[0-9a-f]{64}")
 
 
-class EntryError(ValueError):
+class EntryError(RefusedContent):
     """A ``Skill`` entry, or a file read for it, that a host must not use."""
 
 

@@ -41,6 +41,7 @@ from skillcheck.mcp.protocol import (
 from skillcheck.package.archive import INDEX_NAME, MANIFEST_NAME
 from skillcheck.package.catalog import SKILL_FILE, show
 from skillcheck.settings import Settings
+from skillcheck.source.junk import DISCOVERY_SKIP_DIRS
 
 _MIME = {
     ".md": "text/markdown",
@@ -179,7 +180,8 @@ def fingerprint(source: Path) -> tuple[Any, ...]:
     seen.append(("", st.st_mode, st.st_size, st.st_mtime_ns))
     if source.is_dir():
         for dirpath, dirnames, filenames in os.walk(source):
-            dirnames.sort()
+            # what discovery never enters cannot change what is served (.git, virtualenvs...)
+            dirnames[:] = sorted(d for d in dirnames if d not in DISCOVERY_SKIP_DIRS)
             for name in sorted(dirnames + filenames):
                 full = os.path.join(dirpath, name)
                 try:
@@ -202,6 +204,7 @@ class Served:
         self.log = log or (lambda line: print(f"skillcheck: {line}", file=sys.stderr))
         self.mark = fingerprint(source)
         self.snapshot = build_snapshot(source, settings)
+        self._retired: Snapshot | None = None
         for line in self.snapshot.skipped:
             self.log(line)
 
@@ -216,17 +219,19 @@ class Served:
         except (SkillcheckError, OSError) as exc:
             self.log(f"{self.source}: changed, still serving the last good version: {exc}")
             return False
-        old, self.snapshot = self.snapshot, fresh
-        if old.keep is not None:
-            old.keep.cleanup()
+        # the snapshot replaced may still be answering a read: its files go one swap later
+        if self._retired is not None and self._retired.keep is not None:
+            self._retired.keep.cleanup()
+        self._retired, self.snapshot = self.snapshot, fresh
         for line in fresh.skipped:
             self.log(line)
         self.log(f"{self.source}: reloaded, serving {len(fresh.skills)} skill(s)")
         return True
 
     def close(self) -> None:
-        if self.snapshot.keep is not None:
-            self.snapshot.keep.cleanup()
+        for snapshot in (self.snapshot, self._retired):
+            if snapshot is not None and snapshot.keep is not None:
+                snapshot.keep.cleanup()
 
 
 def _invalid(message: str) -> Exception:
