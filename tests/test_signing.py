@@ -233,9 +233,22 @@ def test_install_require_signature_from_mcp(tmp_path, keys) -> None:
     assert _verify(dest / "pdf-tools", "--signature", str(public)).returncode == 0
 
 
-def test_require_signature_is_refused_where_it_is_not_checked(tmp_path, keys) -> None:
-    _, public = keys
-    result = run_skillcheck(
-        "install", "--require-signature", str(public), str(tmp_path), str(tmp_path / "d")
-    )
-    assert result.returncode == 2 and b"mcp: sources" in result.stderr
+def test_install_require_signature_from_a_well_known_publication(tmp_path, keys) -> None:
+    private, public = keys
+    skills = tmp_path / "skills"
+    for name in ("pdf-tools", "csv-insights", "git-commit-messages"):
+        shutil.copytree(FIXTURES / "valid" / name, skills / name)
+    assert _sign(skills / "pdf-tools", private).returncode == 0
+    assert _sign(skills / "csv-insights", private).returncode == 0
+    script = skills / "csv-insights" / "scripts" / "profile.py"
+    script.write_bytes(script.read_bytes() + b"# changed after signing\n")
+    site = tmp_path / "site"
+    packed = run_skillcheck("pack", "--isolated", str(skills), "--well-known", str(site))
+    assert packed.returncode == 0, packed.stderr
+    dest = tmp_path / "dest"
+    result = run_skillcheck("install", "--require-signature", str(public), str(site), str(dest))
+    assert result.returncode == 1
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["pdf-tools"]
+    errors = result.stderr.decode()
+    assert "changed 'scripts/profile.py'" in errors
+    assert "git-commit-messages: not installed: not signed" in errors

@@ -36,7 +36,7 @@ from skillcheck.errors import EXIT_CLEAN, EXIT_FINDINGS, UsageError
     "public_key",
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="KEY",
-    help="Refuse a skill unless its skill.oms.sig verifies with this public key (mcp: only).",
+    help="Refuse a skill unless its skill.oms.sig verifies with this public key.",
 )
 @handle_errors
 def install(
@@ -48,11 +48,12 @@ def install(
     if source.startswith("mcp:"):
         select = list(skills) or None
         sys.exit(_install_mcp(source, dest, select, dry_run, force, timeout, public_key))
+    check = None
     if public_key is not None:
-        raise UsageError(
-            "--require-signature is checked for mcp: sources; for a bundle use "
-            "verify --signature KEY before unpack"
-        )
+        from skillcheck.package.signing import Trust, artifact_signature_check, need_library
+
+        need_library()
+        check = artifact_signature_check(Trust(public_key))
     from skillcheck.package.archive import Limits
     from skillcheck.package.install import install as run_install
     from skillcheck.package.install import open_source
@@ -72,6 +73,7 @@ def install(
             allow_unverified=allow_unverified,
             limits=Limits(max_total_bytes=max_bytes),
             progress=fetching,
+            check=check,
         )
     except FetchError as exc:  # a source that cannot be fetched is a usage problem (exit 2)
         raise UsageError(str(exc)) from None

@@ -16,12 +16,16 @@ the calls that need it.
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from skillcheck.errors import RefusedContent, UsageError
+from skillcheck.package.bundle import _write_new_file
 from skillcheck.package.catalog import SKILL_FILE, show
 
 SIGNATURE_NAME = "skill.oms.sig"
@@ -193,3 +197,19 @@ def signature_check(trust: Trust) -> Callable[[Path], str | None]:
         return None
 
     return check
+
+
+def artifact_signature_check(trust: Trust) -> Callable[[Any], str | None]:
+    """For the discovery-RFC installer: a verified artifact's files, staged in a private
+    directory, must carry a signature ``trust`` verifies."""
+    check = signature_check(trust)
+
+    def check_artifact(artifact: Any) -> str | None:
+        with tempfile.TemporaryDirectory(prefix="skillcheck-sig-") as tmp:
+            staged = Path(tmp) / "skill"
+            os.mkdir(staged)
+            for rel, (data, executable) in artifact.files.items():
+                _write_new_file(staged, rel, data, executable)
+            return check(staged)
+
+    return check_artifact
