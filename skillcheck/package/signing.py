@@ -17,7 +17,6 @@ the calls that need it.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 from skillcheck.errors import RefusedContent, UsageError
 from skillcheck.package.bundle import _write_new_file
 from skillcheck.package.catalog import SKILL_FILE, show
+from skillcheck.source.lazy import LazyPattern
 
 SIGNATURE_NAME = "skill.oms.sig"
 BUNDLE_SUFFIX = ".oms.sig"
@@ -149,8 +149,8 @@ def skills_under(path: Path) -> list[Path]:
     return found
 
 
-_HASH = re.compile(r"^Hash mismatch for '(.*?)': ")
-_FILES = re.compile(r"^(Extra|Missing) files (?:found )?in model '.*?': (.*)$")
+_HASH = LazyPattern(r"^Hash mismatch for '(.*?)': ")
+_FILES = LazyPattern(r"^(Extra|Missing) files (?:found )?in model '.*?': (.*)$")
 
 
 def _explain(message: str, own_name: str) -> str:
