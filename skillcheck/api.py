@@ -45,6 +45,9 @@ __all__ = [
 ]
 
 
+UPLOAD_TARGET = "claude-api"  # the loader upload zips (``pack --uploads``) are written for
+
+
 class Refused(RefusedContent):
     """Lint found errors (or, strict, any finding): ``result`` holds them (exit 1)."""
 
@@ -157,6 +160,10 @@ def pack(
         }
         digest = write_bundle(data, sources, output, fmt=fmt, mtime=mtime)
         return Packed(len(result.skills), output, digest)
+    if uploads is not None and UPLOAD_TARGET not in settings.targets:
+        # an upload zip is for claude.ai and the Skills API: its gate is that loader's rules
+        # (reserved words in `name`, keys it rejects), whatever else was asked for
+        settings = replace(settings, targets=(*settings.targets, UPLOAD_TARGET))
     result = check_for_shipping(paths, settings, progress=progress)
     data = manifest(result, settings, paths)
     count = len(result.skills)

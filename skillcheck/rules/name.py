@@ -381,6 +381,13 @@ def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
     )
 
 
+def _without_word(value: str, index: int, length: int) -> str:
+    """The advice for a name holding a reserved word: the name without it, when that leaves
+    a name; otherwise a request for a new one."""
+    rest = "-".join(part for part in (value[:index] + value[index + length :]).split("-") if part)
+    return f"rename it, e.g. {rest!r}" if rest else "choose another name"
+
+
 @rule(
     "SK207",
     "name-reserved",
@@ -413,7 +420,9 @@ def name_reserved(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 index = value.lower().find(word)
                 if index >= 0:
                     yield Finding(
-                        f"name {value!r} contains the reserved word {word!r}; {t.title} rejects it",
+                        f"name {value!r} contains the reserved word {word!r}; {t.title} rejects"
+                        f" it: {_without_word(value, index, len(word))}, and rename the"
+                        " directory to match",
                         span=value_span(node, index, len(word)),
                         impact={t.name: impact(Outcome.REJECTED)},
                     )
