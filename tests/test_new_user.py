@@ -42,6 +42,7 @@ def test_reserved_word_message_names_the_new_name(tmp_path: Path) -> None:
         frontmatter="name: claude-pdf-helper\ndescription: Helps. Use when asked.\n",
     )
     code, report = _lint(tmp_path, "--target", "claude-api")
+    assert code == 1
     messages = [d["message"] for d in report if d["code"] == "SK207"]
     assert messages and "rename it, e.g. 'pdf-helper'" in messages[0]
 
