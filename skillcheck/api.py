@@ -4,14 +4,14 @@ nothing is catalogued or packed while a skill has an error (or any finding, when
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
 from skillcheck.engine.lint import LintResult, lint
-from skillcheck.engine.runner import Extra
+from skillcheck.engine.runner import Extra, RunProgress
 from skillcheck.errors import RefusedContent, UsageError
 from skillcheck.package.bundle import Source, write_bundle
 from skillcheck.package.bundlecheck import valid_pack_record
@@ -60,7 +60,7 @@ def check_for_shipping(
     paths: Sequence[Path],
     settings: Settings,
     *,
-    progress: Callable[[Path], None] | None = None,
+    progress: RunProgress | None = None,
     records: bool = False,
 ) -> LintResult:
     """Lint ``paths`` (default: the current directory), keeping the loaded skills; raise
@@ -142,7 +142,7 @@ def pack(
     fmt: str = "tar.gz",
     base_url: str | None = None,
     mtime: int | None = None,
-    progress: Callable[[Path], None] | None = None,
+    progress: RunProgress | None = None,
 ) -> Packed:
     """Check, then write exactly one of: a bundle archive (``output``), a well-known
     directory or one upload zip per skill. Raises Refused when the check fails."""
