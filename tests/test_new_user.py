@@ -51,3 +51,22 @@ def _lint(path: Path, *args: str) -> tuple[int, list[dict]]:
     result = invoke("lint", "--isolated", "--format", "json", *args, str(path))
     report = json.loads(result.stdout)
     return result.exit_code, report["diagnostics"]
+
+
+def test_caret_sits_under_the_span_on_wide_characters_in_every_file(tmp_path: Path) -> None:
+    """Columns are code points; the caret is placed in terminal cells (CJK and emoji take
+    two), and a finding in a reference file is quoted like one in SKILL.md."""
+    write_skill(
+        tmp_path,
+        "wide-text",
+        body="# 手順\n\nSee [手順書](references/なし.md), [the guide](references/guide.md).\n",
+        files={"references/guide.md": "# Guide\n\n日本語 😀 [broken](nope.md)\n"},
+    )
+    result = invoke("lint", "--isolated", "--no-cache", str(tmp_path))
+    lines = result.stdout.splitlines()
+    for quoted, target, cells in (("See [", "references/なし.md", 13), ("日本語", "nope.md", 19)):
+        at = next(i for i, line in enumerate(lines) if quoted in line and " | " in line)
+        caret = lines[at + 1].split(" | ", 1)[1]
+        # See [手順書]( is 13 cells; 日本語 😀 [broken]( is 19; なし is two wide characters
+        width = len(target) + sum(1 for c in target if ord(c) > 0x2E80)
+        assert caret == " " * cells + "^" * width, (lines[at], caret)

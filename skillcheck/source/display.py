@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 from skillcheck.source.lazy import LazyPattern
@@ -69,6 +70,20 @@ def _show_surrogate(match: re.Match[str]) -> str:
     if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's escape of one undecodable byte
         return f"\\x{code - 0xDC00:02x}"
     return f"\\u{code:04x}"
+
+
+def cell_width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: wide and full-width characters (CJK, most
+    emoji) take two, combining marks and format characters none, others one. Carets under
+    a quoted line are placed by this, not by code points."""
+    if text.isascii():
+        return len(text)
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
 
 
 def display_path(path: Path, cwd: Path | None = None) -> str:
