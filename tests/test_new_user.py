@@ -70,3 +70,34 @@ def test_caret_sits_under_the_span_on_wide_characters_in_every_file(tmp_path: Pa
         # See [手順書]( is 13 cells; 日本語 😀 [broken]( is 19; なし is two wide characters
         width = len(target) + sum(1 for c in target if ord(c) > 0x2E80)
         assert caret == " " * cells + "^" * width, (lines[at], caret)
+
+
+def test_github_annotation_of_a_span_ending_at_a_line_start_ends_the_line_before() -> None:
+    from skillcheck.engine.lint import LintResult
+    from skillcheck.report import ReportOptions, render
+    from skillcheck.source.discover import Discovery
+    from skillcheck.source.skill import Diagnostic, Severity
+
+    cwd = Path("/nonexistent-root")
+    # lines 3 to 6 whole: the exclusive end is (7, 1)
+    diag = Diagnostic(
+        "SK309", "description-whitespace", Severity.WARNING, "m", cwd / "S", 3, 1, 7, 1
+    )
+    result = LintResult([], [diag], ("agentskills",), {}, Discovery())
+    out = render("github", result, ReportOptions(cwd=cwd))
+    assert out == "::warning file=S,line=3,endLine=6,title=SK309 description-whitespace::m\n"
+
+
+def test_github_format_prints_totals_beside_the_annotations(tmp_path: Path) -> None:
+    from conftest import run_skillcheck
+
+    write_skill(tmp_path, "pdf-tools", frontmatter="name: other\ndescription: Reads PDFs.\n")
+    done = run_skillcheck("lint", "--isolated", "--format", "github", ".", cwd=tmp_path)
+    assert done.returncode == 1
+    assert all(line.startswith("::") for line in done.stdout.decode().splitlines())
+    assert b"skillcheck: Found 1 error" in done.stderr
+    clean = tmp_path / "clean"
+    write_skill(clean, "pdf-tools")
+    done = run_skillcheck("lint", "--isolated", "--format", "github", ".", cwd=clean)
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert b"All checks passed: 1 skill" in done.stderr
