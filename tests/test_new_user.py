@@ -101,3 +101,20 @@ def test_github_format_prints_totals_beside_the_annotations(tmp_path: Path) -> N
     done = run_skillcheck("lint", "--isolated", "--format", "github", ".", cwd=clean)
     assert (done.returncode, done.stdout) == (0, b"")
     assert b"All checks passed: 1 skill" in done.stderr
+
+
+def test_init_recognises_plugin_repositories(tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    (one / ".claude-plugin").mkdir(parents=True)
+    (one / "skills").mkdir()
+    result = invoke("init", str(one))
+    assert result.exit_code == 0, result.stderr
+    assert 'target = ["agentskills", "claude-code"]' in result.stdout
+    assert "detected from .claude-plugin" in result.stdout
+    market = tmp_path / "market"
+    (market / "plugins" / "pdf" / ".codex-plugin").mkdir(parents=True)
+    (market / "plugins" / "pdf" / ".cursor-plugin").mkdir(parents=True)
+    result = invoke("init", str(market))
+    assert result.exit_code == 0, result.stderr
+    assert 'target = ["agentskills", "codex", "cursor"]' in result.stdout
+    assert "plugins/pdf/.codex-plugin" in result.stdout
