@@ -25,6 +25,7 @@ from skillcheck.package.loader import Bundle, BundleError, open_bundle, unpack, 
 from skillcheck.package.wellknown import base_url_problem, pack_uploads, publish
 from skillcheck.settings import Settings
 from skillcheck.source.discover import absolute
+from skillcheck.source.skill import Severity
 
 __all__ = [
     "Bundle",
@@ -114,6 +115,8 @@ class Packed:
     where: Path  # the archive, the well-known directory or the uploads directory
     digest: str = ""  # the archive's, for --output
     uploads: list[tuple[str, str]] = field(default_factory=list)  # (zip name, digest)
+    # findings the gate let through (warnings and info; errors too with an allowing config)
+    let_through: dict[Severity, int] = field(default_factory=dict)
 
 
 def check_destination(
@@ -159,7 +162,7 @@ def pack(
             for skill, record in zip(result.skills, result.extras, strict=True)
         }
         digest = write_bundle(data, sources, output, fmt=fmt, mtime=mtime)
-        return Packed(len(result.skills), output, digest)
+        return Packed(len(result.skills), output, digest, let_through=result.counts())
     if uploads is not None and UPLOAD_TARGET not in settings.targets:
         # an upload zip is for claude.ai and the Skills API: its gate is that loader's rules
         # (reserved words in `name`, keys it rejects), whatever else was asked for
@@ -169,9 +172,8 @@ def pack(
     count = len(result.skills)
     if well_known is not None:
         publish(result.loaded, data, well_known, base_url, mtime, archive_format=fmt)
-        return Packed(count, well_known)
+        return Packed(count, well_known, let_through=result.counts())
     if uploads is not None:
-        return Packed(
-            count, uploads, uploads=list(pack_uploads(result.loaded, data, uploads, mtime))
-        )
+        zips = list(pack_uploads(result.loaded, data, uploads, mtime))
+        return Packed(count, uploads, uploads=zips, let_through=result.counts())
     raise AssertionError("check_destination lets exactly one destination through")

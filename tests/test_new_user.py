@@ -118,3 +118,42 @@ def test_init_recognises_plugin_repositories(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert 'target = ["agentskills", "codex", "cursor"]' in result.stdout
     assert "plugins/pdf/.codex-plugin" in result.stdout
+
+
+def test_misspelt_target_and_rule_names_get_a_suggestion(tmp_path: Path) -> None:
+    write_skill(tmp_path, "pdf-tools")
+    result = invoke("lint", "--isolated", "--target", "claude", str(tmp_path))
+    assert result.exit_code == 2
+    assert "did you mean 'claude-code' or 'claude-api'?" in result.stderr
+    result = invoke("lint", "--isolated", "--select", "name-directory-mismach", str(tmp_path))
+    assert result.exit_code == 2
+    assert "did you mean 'name-directory-mismatch'?" in result.stderr
+    result = invoke("rule", "SK2O6")
+    assert result.exit_code == 2 and "did you mean 'SK206'?" in result.stderr
+    result = invoke("lint", "--isolated", "--target", "zzz", str(tmp_path))
+    assert result.exit_code == 2 and "did you mean" not in result.stderr
+
+
+def test_pack_and_catalog_say_what_their_gate_let_through(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    write_skill(skills, "pdf-tools", frontmatter="name: pdf-tools\ndescription: PDF things\n")
+    result = invoke("pack", "--isolated", str(skills), "-o", str(tmp_path / "b.tar.gz"))
+    assert result.exit_code == 0, result.stderr
+    assert "let through 1 warning" in result.stderr and "--strict refuses them" in result.stderr
+    result = invoke("catalog", "--isolated", str(skills))
+    assert result.exit_code == 0 and "let through 1 warning" in result.stderr
+    quiet = invoke("pack", "-q", "--isolated", str(skills), "-o", str(tmp_path / "c.tar.gz"))
+    assert quiet.exit_code == 0 and "let through" not in quiet.stderr
+
+
+def test_a_symlinked_skill_directory_left_out_of_the_search_is_reported(tmp_path: Path) -> None:
+    write_skill(tmp_path / "elsewhere", "pdf-tools")
+    tree = tmp_path / "tree"
+    write_skill(tree, "other-tool")
+    (tree / "pdf-tools").symlink_to(tmp_path / "elsewhere" / "pdf-tools")
+    code, diagnostics = _lint(tree)
+    assert code == 0  # a warning: the skills that were searched decide the exit
+    skipped = [d for d in diagnostics if d["code"] == "SK100"]
+    assert len(skipped) == 1 and skipped[0]["severity"] == "warning"
+    assert "symlink to a skill directory" in skipped[0]["message"]
+    assert skipped[0]["path"].endswith("pdf-tools")

@@ -350,6 +350,28 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest:02d} s"
 
 
+def let_through_note(counts: dict[Any, int]) -> str | None:
+    """The line catalog and pack print after a gate that passed with findings, which would
+    otherwise go unseen: how many, and how to see or refuse them."""
+    from skillcheck.source.skill import Severity
+
+    parts = [
+        f"{counts[s]} {word}{'s' * (counts[s] != 1 and word != 'info')}"
+        for s, word in (
+            (Severity.ERROR, "error"),
+            (Severity.WARNING, "warning"),
+            (Severity.INFO, "info"),
+        )
+        if counts.get(s)
+    ]
+    if not parts:
+        return None
+    return (
+        f"skillcheck: let through {' and '.join(parts)}: `skillcheck lint` lists them,"
+        " --strict refuses them"
+    )
+
+
 def toml_value(value: Any) -> str:
     """A value as TOML (--show-settings, the starter configuration); None, which TOML cannot
     write, as an empty string."""

@@ -382,6 +382,8 @@ def _search(
                 continue
             try:
                 if not entry.is_dir(follow_symlinks=False):
+                    if entry.is_symlink():
+                        _skipped_link(entry, result)
                     continue
             except OSError:
                 continue
@@ -403,6 +405,20 @@ def _search(
         subdirs.sort(reverse=True)
         stack.extend((sub, depth + 1, chain) for _name, sub in subdirs)
     return hits
+
+
+def _skipped_link(entry: os.DirEntry[str], result: Discovery) -> None:
+    """A symlink to a skill directory is not searched (links are never followed: loops,
+    trees outside PATH); say so, so that a skill is never left out silently."""
+    if os.path.isdir(entry.path) and os.path.isfile(os.path.join(entry.path, "SKILL.md")):
+        result.problems.append(
+            Problem(
+                Path(entry.path),
+                f"symlink to a skill directory ({os.readlink(entry.path)}); the search does not"
+                " follow directory links, so it was not checked: pass it as PATH to check it",
+                warning=True,
+            )
+        )
 
 
 def _ignored_by(ignores: _Ignores, chain: list[tuple[int, Any]], sub: str) -> bool:

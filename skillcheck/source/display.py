@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 
 from skillcheck.source.lazy import LazyPattern
@@ -84,6 +85,22 @@ def cell_width(text: str) -> int:
             continue
         width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
     return width
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a misspelt ``value``
+    (case ignored; every choice it begins, for a shortened one), or nothing when none is
+    close."""
+    import difflib  # only on the error path: start-up need not pay for it
+
+    by_key = {choice.lower(): choice for choice in choices}
+    key = value.strip().lower()
+    # a shortened name (`claude`) may stand for several: name each of them
+    close = [k for k in by_key if k.startswith(key)][:3] if len(key) >= 3 else []
+    close = close or difflib.get_close_matches(key, list(by_key), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(by_key[k]) for k in close) + "?"
 
 
 def display_path(path: Path, cwd: Path | None = None) -> str:
