@@ -157,3 +157,15 @@ def test_a_symlinked_skill_directory_left_out_of_the_search_is_reported(tmp_path
     assert len(skipped) == 1 and skipped[0]["severity"] == "warning"
     assert "symlink to a skill directory" in skipped[0]["message"]
     assert skipped[0]["path"].endswith("pdf-tools")
+
+
+def test_fix_never_applies_a_rename(tmp_path: Path) -> None:
+    skill = write_skill(
+        tmp_path,
+        "pdf-tools",
+        frontmatter="name: pdf-tool\ndescription: Reads PDFs. Use for PDFs.\n",
+    )
+    before = (skill / "SKILL.md").read_bytes()
+    result = invoke("lint", "--isolated", "--fix", str(tmp_path))
+    assert result.exit_code == 1 and "SK206" in result.stdout
+    assert (skill / "SKILL.md").read_bytes() == before

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
+from skillcheck.analysis.edits import replace_scalar
 from skillcheck.rules.base import (
     Context,
     Option,
@@ -17,6 +18,7 @@ from skillcheck.rules.base import (
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import (
     Finding,
+    Fix,
     Frontmatter,
     Impact,
     Node,
@@ -218,6 +220,17 @@ def _charset_problem(value: str, charset: str) -> str | None:
     return None
 
 
+def _rename(skill: Skill, node: Node, new: str) -> Fix | None:
+    """The exact edit of `name` to ``new``, offered in the editor (a rename changes what
+    the skill is called, so --fix never makes it); only a name every loader accepts."""
+    if skill.doc is None or not _VALID_NAME.fullmatch(new) or len(new) > 64:
+        return None
+    return replace_scalar(skill.doc, "name", node, new, f"rename the skill to {new!r}")
+
+
+_VALID_NAME = LazyPattern(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
 @rule(
     "SK204",
     "name-charset",
@@ -271,6 +284,7 @@ def name_charset(skill: Skill, ctx: Context) -> Iterator[Finding]:
         span=value_span(node),
         impact=impacts(select),
         help=f"name: {suggestion}" if suggestion else None,
+        suggestion=_rename(skill, node, suggestion),
     )
 
 
@@ -378,6 +392,7 @@ def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
         span=value_span(node),
         impact=impacts(select),
         help=f"name: {directory}",
+        suggestion=_rename(skill, node, directory),
     )
 
 
