@@ -169,3 +169,49 @@ def test_fix_never_applies_a_rename(tmp_path: Path) -> None:
     result = invoke("lint", "--isolated", "--fix", str(tmp_path))
     assert result.exit_code == 1 and "SK206" in result.stdout
     assert (skill / "SKILL.md").read_bytes() == before
+
+
+def test_quoted_one_line_description_is_told_about_its_quotes(tmp_path: Path) -> None:
+    write_skill(
+        tmp_path,
+        "plain-ok",
+        frontmatter="name: plain-ok\ndescription: 'Reads PDFs. Use for PDFs.'\n",
+    )
+    write_skill(
+        tmp_path,
+        "needs-quotes",
+        frontmatter="name: needs-quotes\ndescription: 'Reads PDFs: use for PDFs.'\n",
+    )
+    write_skill(
+        tmp_path,
+        "folded",
+        frontmatter="name: folded\ndescription: >-\n  Reads PDFs. Use for PDFs.\n",
+    )
+    _code, diagnostics = _lint(tmp_path, "--target", "openskills")
+    by_skill = {
+        Path(d["path"]).parent.name: d["message"] for d in diagnostics if d["code"] == "SK111"
+    }
+    assert "remove the quotes (YAML reads it the same without them)" in by_skill["plain-ok"]
+    assert "YAML needs them here, so reword" in by_skill["needs-quotes"]
+    assert "write it as one plain line" in by_skill["folded"]
+    assert "one plain line" not in by_skill["plain-ok"] + by_skill["needs-quotes"]
+
+
+def test_messages_quote_long_values_shortened(tmp_path: Path) -> None:
+    long = "Reads PDF files " * 60 + "--- and more. Use for PDFs."
+    write_skill(tmp_path, "long-one", frontmatter=f"name: long-one\ndescription: {long}\n")
+    _code, diagnostics = _lint(tmp_path, "--target", "skills-ref")
+    [cut] = [d["message"] for d in diagnostics if d["code"] == "SK110"]
+    assert "…" in cut and len(cut) < 300
+
+
+def test_a_missing_folder_is_named_with_the_whole_path(tmp_path: Path) -> None:
+    write_skill(
+        tmp_path,
+        "gb-skill",
+        body="See [ref](references/a.md).\n",
+        files={"references/a.md": "# A\n\nRead [the notes](../.gitbook/notes/x.md).\n"},
+    )
+    _code, diagnostics = _lint(tmp_path)
+    [broken] = [d["message"] for d in diagnostics if d["code"] == "SK501"]
+    assert "(.gitbook/notes/x.md in the skill, where .gitbook is missing)" in broken

@@ -87,6 +87,15 @@ def cell_width(text: str) -> int:
     return width
 
 
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` cut to at most ``limit`` characters for a message, keeping its head and its
+    last words (where a value's difference often is), with ``…`` between."""
+    if len(text) <= limit:
+        return text
+    tail = max(limit // 4, 1)
+    return text[: limit - tail - 1] + "…" + text[-tail:]
+
+
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest of ``choices`` to a misspelt ``value``
     (case ignored; every choice it begins, for a shortened one), or nothing when none is
