@@ -338,6 +338,7 @@ def _check_cost(tmp_path: Path, rel: str, make: Callable[[int], str]) -> Callabl
     return cost
 
 
+@pytest.mark.slow  # times every rule on inputs of up to 240,000 characters
 @pytest.mark.parametrize("case", sorted(PATHOLOGICAL))
 def test_every_rule_is_linear_on_pathological_input(tmp_path: Path, case: str) -> None:
     rel, make = PATHOLOGICAL[case]
@@ -359,6 +360,7 @@ MARKDOWN_PATHOLOGICAL: dict[str, Callable[[int], str]] = {
 }
 
 
+@pytest.mark.slow  # times the parser on 240,000 characters
 @pytest.mark.parametrize("case", sorted(MARKDOWN_PATHOLOGICAL))
 def test_markdown_parse_is_linear(case: str) -> None:
     from skillcheck.source import markdown
@@ -401,6 +403,7 @@ def _collection_cost(tmp_path: Path) -> Callable[[int], float]:
     return cost
 
 
+@pytest.mark.slow  # times SK802 on 800,000 characters
 def test_the_collection_rules_are_linear_in_a_long_description(tmp_path: Path) -> None:
     # it sliced the text before each capitalised word (25 s for a 1.3 MB description)
     assert_linear(_collection_cost(tmp_path), 200_000, what="SK802")

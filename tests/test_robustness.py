@@ -42,6 +42,9 @@ import pytest
 from conftest import run_skillcheck, skillcheck_command, write_skill
 from test_discover import _unprivileged
 
+# every hostile tree through every command and format, and trees changing during runs
+pytestmark = pytest.mark.slow
+
 FORMATS = ("text", "json", "sarif", "github", "junit")
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 TIMEOUT = 120.0  # a hang guard: then the subprocess is killed and the test fails
