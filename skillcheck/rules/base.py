@@ -42,6 +42,7 @@ from skillcheck.source.skill import (
     SkillSummary,
     Span,
 )
+from skillcheck.tokens import DEFAULT_TOKENIZER
 
 
 @dataclass
@@ -57,6 +58,10 @@ class Context:
     def value(self, option: Option) -> Any:
         """A top-level option's value, else its declared default."""
         return self.options.get(option.name, option.default)
+
+
+def tokenizer_spec(ctx: Context) -> str:
+    return str(ctx.option("tokenizer") or DEFAULT_TOKENIZER)
 
 
 class Input(StrEnum):
