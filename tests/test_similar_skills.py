@@ -10,7 +10,7 @@ from conftest import calls_made, invoke, lint_json, write_skill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillcheck.rules.collection import SIMILARITY, similar_pairs
+from skillcheck.analysis.similarity import SIMILARITY, similar_pairs
 
 
 def found(report: dict, code: str) -> list[tuple[str, int, int]]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.analysis.figures import skill_figures
+from skillcheck.analysis.paths import load_group
 from skillcheck.engine.cache import (
     ResultCache,
     input_digest,
@@ -36,7 +37,6 @@ from skillcheck.engine.summary import share_words, summarise
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
 from skillcheck.rules.base import tokenizer_spec
-from skillcheck.rules.collection import load_group
 from skillcheck.source.discover import Listings
 from skillcheck.source.display import display_path
 from skillcheck.source.lazy import compile_all
