@@ -11,7 +11,7 @@ import copy
 
 from skillcheck.errors import ConfigError
 from skillcheck.rules import all_rules, option_defaults, resolve_selector
-from skillcheck.rules.fields import load_frontmatter_schema
+from skillcheck.schemas import load_frontmatter_schema
 from skillcheck.settings import Config, Settings
 from skillcheck.targets import DEFAULT_TARGETS, parse_targets
 from skillcheck.tokens import get_tokenizer
