@@ -24,10 +24,10 @@ def rules_command(fmt: str) -> None:
 @click.argument("code_or_slug")
 @handle_errors
 def rule_command(code_or_slug: str) -> None:
-    """Show one rule's documentation."""
+    """Show one rule's documentation and the file that defines it."""
     from skillcheck.rules import get_rule
 
     found = get_rule(code_or_slug)
     if found is None:
         raise UsageError(f"no rule {code_or_slug!r} (see `skillcheck rules`)")
-    emit(found.docs_markdown(), None)
+    emit(found.docs_markdown() + f"\nDefined in `{found.defined_in}`.\n", None)

@@ -175,6 +175,8 @@ class Rule:
     # reads every skill's token figures (counted while each skill is checked) when this
     # says so for the run's options; None: never
     figures_when: Callable[[Context], bool] | None = None
+    # where the rule is written: "skillcheck/rules/name.py:check_function"
+    defined_in: str = ""
 
     def docs_markdown(self) -> str:
         """The rule's full page, as `skillcheck rule CODE` prints it."""
@@ -344,6 +346,7 @@ def rule(
             # a module may name its family (a family split over two modules keeps one tag)
             family=getattr(sys.modules.get(module), "FAMILY", None) or module.rsplit(".", 1)[-1],
             check=check,  # the overloads matched its signature to ``reads``
+            defined_in=f"{module.replace('.', '/')}.py:{getattr(check, '__name__', '')}",
             **declared,
         )
         return check
