@@ -172,3 +172,23 @@ def test_fix_resolves_what_a_fixable_rule_offers(tmp_path: Path, rule) -> None:
         assert not [d for d in left if d["fix"]], f"{case.name}: --fix left {left}"
         assert len(left) <= len(found) - len(fixes), f"{case.name}: {left}"
     assert offered, f"{rule.code} is fixable but no fixture case of its own offers a fix"
+
+
+def test_a_budget_default_is_declared_once_with_its_option() -> None:
+    """A rule reads a budget by its key; the default is the one its ``budget_option``
+    declares (and the schema and docs show), and a key never declared is an error."""
+    from skillcheck.rules import all_rules
+    from skillcheck.rules.base import Context, budget
+
+    declared = {
+        o.name.removeprefix("budgets."): o.default
+        for r in all_rules()
+        for o in r.options
+        if o.name.startswith("budgets.")
+    }
+    assert declared["body-lines"] == 500 and declared["collection-catalog-tokens"] is None
+    for key, default in declared.items():
+        assert budget(Context(), key) == default
+        assert budget(Context(options={"budgets": {key: 7}}), key) == 7
+    with pytest.raises(KeyError):
+        budget(Context(), "body-line")

@@ -145,9 +145,22 @@ class Option:
         return f"- `{self.name}` (default {default}): {self.doc}"
 
 
+_BUDGETS: dict[str, Option] = {}  # key of the `budgets` table -> its one declaration
+
+
 def budget_option(key: str, default: int | None, doc: str, minimum: int = 1) -> Option:
-    """A key of the ``budgets`` table, the limits several families read."""
-    return Option(f"budgets.{key}", {"type": "integer", "minimum": minimum}, default, doc)
+    """A key of the ``budgets`` table, the limits several families read; its default is
+    declared here once, and ``budget`` reads it from here."""
+    option = Option(f"budgets.{key}", {"type": "integer", "minimum": minimum}, default, doc)
+    _BUDGETS[key] = option
+    return option
+
+
+def budget(ctx: Context, key: str) -> int | None:
+    """A limit from the configuration's `budgets` table, else the default its
+    ``budget_option`` declares (a key never declared is a KeyError: a typo, not a limit)."""
+    value = (ctx.option("budgets") or {}).get(key, _BUDGETS[key].default)
+    return int(value) if value is not None else None
 
 
 @dataclass(frozen=True, kw_only=True)

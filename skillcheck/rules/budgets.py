@@ -31,6 +31,7 @@ from skillcheck.rules.base import (
     Context,
     Input,
     Option,
+    budget,
     budget_option,
     rule,
     tokenizer_spec,
@@ -76,12 +77,6 @@ TOKENIZER = Option(
     "How tokens are counted: `estimate` (built in, no dependency) or `tiktoken:ENCODING`"
     " (needs tiktoken); `--tokenizer` on the command line wins.",
 )
-
-
-def budget(ctx: Context, key: str, default: int | None) -> int | None:
-    """A limit from the configuration's `budgets` table, else the default."""
-    value = (ctx.option("budgets") or {}).get(key, default)
-    return int(value) if value is not None else None
 
 
 def _over(tokenizer: Tokenizer, text: str, limit: int, lines: list[str] | None = None) -> int:
@@ -171,7 +166,7 @@ def _size(n: int) -> str:
     ],
 )
 def catalog_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    limit = budget(ctx, "catalog-tokens", CATALOG_TOKENS)
+    limit = budget(ctx, "catalog-tokens")
     if skill.doc is None or usable_frontmatter(skill) is None or limit is None:
         return
     spec = tokenizer_spec(ctx)
@@ -223,7 +218,7 @@ def catalog_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     ],
 )
 def body_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    limit = budget(ctx, "body-tokens", BODY_TOKENS)
+    limit = budget(ctx, "body-tokens")
     doc = skill.doc
     if doc is None or limit is None:
         return
@@ -273,7 +268,7 @@ def body_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     ],
 )
 def body_lines(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    limit = budget(ctx, "body-lines", BODY_LINES)
+    limit = budget(ctx, "body-lines")
     doc = skill.doc
     if doc is None or limit is None:
         return
@@ -333,7 +328,7 @@ def body_lines(skill: Skill, ctx: Context) -> Iterator[Finding]:
     default_enabled=False,
 )
 def reference_no_toc(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    limit = budget(ctx, "reference-lines", REFERENCE_LINES)
+    limit = budget(ctx, "reference-lines")
     if limit is None:
         return
     for entry, text in reference_texts(skill):
@@ -380,7 +375,7 @@ def reference_no_toc(skill: Skill, ctx: Context) -> Iterator[Finding]:
     ],
 )
 def reference_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    limit = budget(ctx, "reference-tokens", REFERENCE_TOKENS)
+    limit = budget(ctx, "reference-tokens")
     if limit is None:
         return
     spec = tokenizer_spec(ctx)
@@ -430,7 +425,7 @@ def reference_tokens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     ],
 )
 def file_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    limit = budget(ctx, "file-bytes", FILE_BYTES)
+    limit = budget(ctx, "file-bytes")
     if limit is None:
         return
     for entry in skill.files:
@@ -477,7 +472,7 @@ def file_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     ],
 )
 def skill_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    limit = budget(ctx, "skill-bytes", SKILL_BYTES)
+    limit = budget(ctx, "skill-bytes")
     files = [e for e in skill.files if e.kind == "file"]
     total = sum(e.size for e in files)
     rejected = total >= UPLOAD_LIMIT
@@ -532,12 +527,12 @@ def skill_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
     ],
     reads=Input.COLLECTION,
     # each skill's catalog tokens are counted while it is checked, once a limit is set
-    figures_when=lambda ctx: budget(ctx, "collection-catalog-tokens", None) is not None,
+    figures_when=lambda ctx: budget(ctx, "collection-catalog-tokens") is not None,
 )
 def collection_catalog_tokens(
     skills: list[SkillSummary], ctx: Context
 ) -> Iterator[tuple[SkillSummary, Finding]]:
-    limit = budget(ctx, "collection-catalog-tokens", None)
+    limit = budget(ctx, "collection-catalog-tokens")
     if limit is None:
         return
     spec = tokenizer_spec(ctx)
