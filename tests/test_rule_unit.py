@@ -54,6 +54,24 @@ def test_the_config_schema_declares_exactly_the_rule_options() -> None:
         assert set(props[table]["properties"]) == declared, table
 
 
+def test_the_config_schema_is_the_one_generated_from_the_registry() -> None:
+    """Each rule option is declared once, in its rule; the committed schema is generated
+    from the registry (`python -m skillcheck.report.docs --write-schema`), byte for byte."""
+    import json
+
+    from skillcheck.report.docs import CONFIG_SCHEMA, config_schema_text
+
+    text = CONFIG_SCHEMA.read_text(encoding="utf-8")
+    assert text == config_schema_text(json.loads(text)), (
+        "schemas/config.schema.json is stale: run python -m skillcheck.report.docs --write-schema"
+    )
+    # a doc edited by hand in the file is rewritten from the registry
+    stale = json.loads(text)
+    stale["properties"]["budgets"]["properties"]["body-lines"]["description"] = "old"
+    stale["properties"]["tokenizer"]["description"] = "old"
+    assert json.loads(config_schema_text(stale)) == json.loads(text)
+
+
 @pytest.mark.parametrize("option", OPTIONS.values(), ids=list(OPTIONS))
 def test_every_default_satisfies_its_own_schema(option) -> None:
     assert option.doc.strip() and "\n" not in option.doc
