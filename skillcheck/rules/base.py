@@ -170,6 +170,9 @@ class Rule:
     # reads every skill's token figures (counted while each skill is checked) when this
     # says so for the run's options; None: never
     figures_when: Callable[[Context], bool] | None = None
+    # its findings name a target (a missing file): the same message again in the same file
+    # is one finding with "and N more places" (engine.lint.fold_repeats)
+    folds_repeats: bool = False
 
     def docs_markdown(self) -> str:
         """The rule's full page, as `skillcheck rule CODE` prints it."""
@@ -266,6 +269,7 @@ class RuleFields(TypedDict, total=False):
     default_enabled: bool
     quote_source: bool
     figures_when: Callable[[Context], bool] | None
+    folds_repeats: bool
 
 
 # one overload per input kind: mypy checks the decorated check against what it declares

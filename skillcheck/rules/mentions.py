@@ -417,7 +417,9 @@ class _DrivePaths:
         are: a path without an extension in prose (`better scripts/tools` means "scripts or
         tools"; in code it is checked), a path on a line ending with a colon right above a
         code block (`**references/tools.md:**` then the content of a file to write), and the
-        files the agent never reaches from SKILL.md (copied documentation, notes).
+        files the agent never reaches from SKILL.md (copied documentation, notes). A
+        path is reported once per file, at its first place, with "and N more places in
+        this file" (JSON and SARIF list the other places).
     """,
     why="""
         Instructions such as "run `python scripts/extract.py`" are what the agent executes.
@@ -430,23 +432,25 @@ class _DrivePaths:
     good="""
         Run `python scripts/extract.py input.pdf`.
     """,
+    folds_repeats=True,
 )
 def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
     tree = tree_of(skill)
-    cleared: set[tuple[str, str]] = set()
+    suspects: dict[tuple[str, str], bool] = {}
 
     def suspect(doc: Doc, hit: Hit) -> bool:
         key = (doc.base, hit.text)
-        if key in cleared:
-            return False
-        res = _mention_status(tree, doc, hit.text)[0]
-        if res.status in ("missing", "outside", "loop") or res.case:
-            return True
-        cleared.add(key)
-        return False
+        known = suspects.get(key)
+        if known is None:
+            res = _mention_status(tree, doc, hit.text)[0]
+            known = res.status in ("missing", "outside", "loop") or bool(res.case)
+            suspects[key] = known
+        return known
 
     linked: set[tuple[str, int, str]] | None = None
     shown = _ShownMemo()
+    blocks: dict[tuple[str, int], bool] = {}
+    messages: dict[tuple[str, str], str | None] = {}
     for doc, segment, hit in _scan(skill, find_mentions, _FOLDER_WORDS, suspect):
         after = segment.text[hit.end : hit.end + 1]
         if after and after in _PLACEHOLDER_AFTER:
@@ -461,36 +465,45 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue  # prose "better scripts/tools" is "scripts or tools", not a path
         if not doc.is_skill_md and doc.rel not in reached(skill):
             continue  # a file the agent never reaches from SKILL.md (copied docs, notes)
-        if _introduces_block(skill, doc, segment.line):
+        block_key = (doc.rel, segment.line)
+        if block_key not in blocks:
+            blocks[block_key] = _introduces_block(skill, doc, segment.line)
+        if blocks[block_key]:
             continue  # "**references/tools.md:**" above a code block shows a file to write
-        res, path = _mention_status(tree, doc, hit.text)
         column = segment.column + hit.start
         span = Span(Pos(segment.line, column), Pos(segment.line, column + len(hit.text)))
-        if res.status == "missing":
-            hint_ = ""
-            if res.suggestion is not None:
-                parent = res.missing.rpartition("/")[0]
-                hint_ = f"; did you mean {show(posixpath.join(parent, res.suggestion))}?"
-            yield Finding(
-                f"{show(path)} is not in the skill{hint_}"
-                + ("" if hint_ else "; fix the path or add the file"),
-                span=span,
-                path=doc.path,
-            )
-        elif res.status == "found" and res.case:
-            yield Finding(
-                f"{show(path)} differs in case from the file on disk {show(res.rel)}: it is"
-                " found on macOS and Windows only; write it as on disk",
-                span=span,
-                path=doc.path,
-            )
-        elif res.status in ("outside", "loop"):
-            yield Finding(
-                f"{show(path)} leads outside the skill through a symlink; installed copies do"
-                " not contain it",
-                span=span,
-                path=doc.path,
-            )
+        # one message per file and path, made once: a path named 16,000 times costs one
+        # resolution, and the engine reports the repeats as one finding (fold_repeats)
+        message_key = (doc.base, hit.text)
+        if message_key not in messages:
+            messages[message_key] = _mention_message(tree, doc, hit.text)
+        message = messages[message_key]
+        if message is not None:
+            yield Finding(message, span=span, path=doc.path)
+
+
+def _mention_message(tree: Tree, doc: Doc, written: str) -> str | None:
+    """SK507's message for a written path that does not resolve, None when it does."""
+    res, path = _mention_status(tree, doc, written)
+    if res.status == "missing":
+        hint_ = ""
+        if res.suggestion is not None:
+            parent = res.missing.rpartition("/")[0]
+            hint_ = f"; did you mean {show(posixpath.join(parent, res.suggestion))}?"
+        return f"{show(path)} is not in the skill{hint_}" + (
+            "" if hint_ else "; fix the path or add the file"
+        )
+    if res.status == "found" and res.case:
+        return (
+            f"{show(path)} differs in case from the file on disk {show(res.rel)}: it is"
+            " found on macOS and Windows only; write it as on disk"
+        )
+    if res.status in ("outside", "loop"):
+        return (
+            f"{show(path)} leads outside the skill through a symlink; installed copies do"
+            " not contain it"
+        )
+    return None
 
 
 def _introduces_block(skill: Skill, doc: Doc, line: int) -> bool:

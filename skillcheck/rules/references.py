@@ -115,7 +115,11 @@ def _what(link: Link | None) -> str:
         README, a page kept for humans) is a warning as well. Files in a folder of sample
         outputs (`expected_outputs/`, `sample-output/`, `example_outputs/`) show what the
         skill writes, and their links point to the other pages of that output
-        (`./pages/01-home.md`): their missing targets are not reported.
+        (`./pages/01-home.md`): their missing targets are not reported. A missing target
+        is reported once per file: the same target linked again, or any other link into
+        the same missing folder (`references/case/a.md`, `references/case/b.md`), adds
+        "and N more places in this file" to the first finding, and JSON and SARIF list the
+        other places (`related`, `relatedLocations`).
     """,
     why="""
         The specification has the agent read referenced files on demand ("progressive
@@ -129,6 +133,7 @@ def _what(link: Link | None) -> str:
     good="""
         See [the API reference](references/api.md).
     """,
+    folds_repeats=True,
 )
 def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
     uses = checked_uses(skill)
@@ -346,6 +351,14 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
         )
     if res.reason == "unreadable link":
         return f"{what} target {show(use.path)} goes through a symlink that cannot be read"
+    written = posixpath.normpath(posixpath.join(use.doc.base, use.path))
+    if not res.via and res.suggestion is None and written.startswith(res.missing + "/"):
+        # the same words for every link into one missing folder: they are one problem,
+        # reported once per file with its other places (engine.lint.fold_repeats)
+        return (
+            f"{what} target in {show(res.missing + '/')}: that folder does not exist in the"
+            " skill; fix the path or add the folder"
+        )
     message = f"{what} target {show(use.path)}{_in_skill(use.doc, res)} does not exist"
     if res.via and res.via[-1].kind == "symlink":
         message += f" (it goes through the symlink {show(res.via[-1].rel)})"
@@ -399,6 +412,7 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
     good="""
         Follow the [style guide](references/style.md).   # a copy inside the skill
     """,
+    folds_repeats=True,
 )
 def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for use in checked_uses(skill):
@@ -494,6 +508,7 @@ def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
     good="""
         See [the OAuth scopes](https://example.com/docs/oauth#scopes).
     """,
+    folds_repeats=True,
 )
 def site_relative_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
     # one finding per file: a page copied from a site holds thousands of such links, and
@@ -541,6 +556,7 @@ def site_relative_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         Read [the forms guide](references/forms.md).
     """,
+    folds_repeats=True,
 )
 def link_case_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for use in checked_uses(skill):

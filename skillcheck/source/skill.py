@@ -114,6 +114,9 @@ class Diagnostic:
     help: str | None = None
     skill: Path | None = None  # the skill directory the finding belongs to
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    # the other places of the same finding in the same file, (line, column, end_line,
+    # end_column) each: a repeated finding is reported once (engine.lint.fold_repeats)
+    related: tuple[tuple[int, int, int, int], ...] = ()
 
     def sort_key(self) -> tuple:
         return (str(self.path), self.line, self.column, self.code, self.message)

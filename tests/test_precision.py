@@ -1,0 +1,71 @@
+"""Issue 27: classes of false or unreadable findings seen on repositories nobody tuned on,
+each from a minimal skill of ours."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import invoke, lint_json, write_skill
+
+DESC = "description: Formats reports. Use when the user asks for a report.\n"
+
+
+def _codes(report: dict, code: str) -> list[dict]:
+    return [d for d in report["diagnostics"] if d["code"] == code]
+
+
+# --- item 9: a missing target is reported once per file --------------------------------------
+
+
+def test_a_path_named_many_times_is_one_finding_with_its_other_places(tmp_path: Path) -> None:
+    body = "\nRun scripts/gone.py, then scripts/gone.py again.\n\nAnd `scripts/gone.py`.\n"
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body)
+    _code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    found = _codes(report, "SK507")
+    assert len(found) == 1
+    assert found[0]["message"].endswith("(and 2 more places in this file)")
+    assert (found[0]["line"], found[0]["column"]) == (6, 5)
+    assert [(r["line"], r["column"]) for r in found[0]["related"]] == [(6, 27), (8, 6)]
+
+
+def test_sarif_lists_the_other_places_as_related_locations(tmp_path: Path) -> None:
+    body = "\nRun scripts/gone.py and scripts/gone.py.\n"
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body)
+    result = invoke("lint", "--isolated", "--format", "sarif", ".", cwd=tmp_path)
+    results = json.loads(result.stdout)["runs"][0]["results"]
+    sk507 = [r for r in results if r["ruleId"] == "SK507"]
+    assert len(sk507) == 1
+    related = sk507[0]["relatedLocations"]
+    assert [r["physicalLocation"]["region"]["startColumn"] for r in related] == [25]
+
+
+def test_a_long_line_naming_one_path_thousands_of_times_gives_one_finding(
+    tmp_path: Path,
+) -> None:
+    body = "\n" + " ".join(["scripts/gone.py"] * 5000) + "\n"
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body)
+    _code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    found = _codes(report, "SK507")
+    assert len(found) == 1 and len(found[0]["related"]) == 4999
+
+
+def test_different_targets_and_different_files_stay_apart(tmp_path: Path) -> None:
+    body = "\nRun scripts/one.py and scripts/two.py. See [guide](references/guide.md).\n"
+    guide = "Run scripts/one.py.\n"
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, {"references/guide.md": guide})
+    _code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    found = _codes(report, "SK507")
+    assert len(found) == 3
+    assert all(d["related"] == [] for d in found)
+
+
+def test_links_into_one_missing_folder_are_one_finding(tmp_path: Path) -> None:
+    body = "\n" + "".join(f"- [case {n}](references/case/c{n}.md)\n" for n in range(5))
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, {"references/other.md": "x\n"})
+    _code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    found = _codes(report, "SK501")
+    assert len(found) == 1
+    assert "'references/case/'" in found[0]["message"]
+    assert found[0]["message"].endswith("(and 4 more places in this file)")
+    assert found[0]["severity"] == "error"
