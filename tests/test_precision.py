@@ -69,3 +69,44 @@ def test_links_into_one_missing_folder_are_one_finding(tmp_path: Path) -> None:
     assert "'references/case/'" in found[0]["message"]
     assert found[0]["message"].endswith("(and 4 more places in this file)")
     assert found[0]["severity"] == "error"
+
+
+# --- item 1: a SKILL.md that is not a skill ----------------------------------------------------
+
+FRAGMENT = "## Extra steps for the enterprise flavor\n\nSee [setup](references/setup.md).\n"
+
+
+def test_a_build_time_overlay_of_a_real_skill_is_one_warning_naming_exclude(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".git").mkdir()
+    write_skill(tmp_path / "skills", "fmt", f"name: fmt\n{DESC}")
+    overlay = tmp_path / "skill-flavors" / "enterprise" / "fmt"
+    overlay.mkdir(parents=True)
+    (overlay / "SKILL.md").write_text(FRAGMENT, encoding="utf-8")
+    _code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    about = [d for d in report["diagnostics"] if "skill-flavors" in d["path"]]
+    assert [(d["code"], d["severity"]) for d in about] == [("SK103", "warning")]
+    assert "exclude" in about[0]["message"] and "skills/fmt" in about[0]["message"]
+
+
+def test_a_skill_md_without_frontmatter_inside_another_skill_is_a_fragment(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".git").mkdir()
+    outer = write_skill(
+        tmp_path, "fmt", f"name: fmt\n{DESC}", files={"rules/R1/SKILL.md": FRAGMENT}
+    )
+    _code, report = lint_json("--isolated", str(outer / "rules" / "R1"), cwd=tmp_path)
+    assert [(d["code"], d["severity"]) for d in report["diagnostics"]] == [("SK103", "warning")]
+
+
+def test_a_lone_skill_md_without_frontmatter_is_still_an_error(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    lone = tmp_path / "skills" / "fmt"
+    lone.mkdir(parents=True)
+    (lone / "SKILL.md").write_text(FRAGMENT, encoding="utf-8")
+    _code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    found = _codes(report, "SK103")
+    assert [d["severity"] for d in found] == ["error"]
+    assert _codes(report, "SK501")  # the rest of the skill is checked as before
