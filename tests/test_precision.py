@@ -110,3 +110,20 @@ def test_a_lone_skill_md_without_frontmatter_is_still_an_error(tmp_path: Path) -
     found = _codes(report, "SK103")
     assert [d["severity"] for d in found] == ["error"]
     assert _codes(report, "SK501")  # the rest of the skill is checked as before
+
+
+# --- item 3: a link that leaves the skill to nothing is broken --------------------------------
+
+
+def test_a_parent_link_to_nothing_is_a_broken_link_error(tmp_path: Path) -> None:
+    body = "\nSee [query](../query/SKILL.md) and [style](../shared/style.md).\n"
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "style.md").write_text("# Style\n", encoding="utf-8")
+    _code, report = lint_json("--isolated", "fmt", cwd=tmp_path)
+    broken = _codes(report, "SK501")
+    assert [(d["severity"], d["column"]) for d in broken] == [("error", 13)]
+    assert "works" not in broken[0]["message"]
+    assert "does not exist there either" in broken[0]["message"]
+    outside = _codes(report, "SK502")
+    assert [(d["severity"], d["column"]) for d in outside] == [("warning", 44)]

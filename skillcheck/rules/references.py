@@ -27,6 +27,7 @@ from skillcheck.analysis.links import (
 from skillcheck.analysis.paths import (
     Resolution,
     describe_difference,
+    escapes_to_nothing,
     show,
     tree_of,
 )
@@ -115,8 +116,13 @@ def _what(link: Link | None) -> str:
         README, a page kept for humans) is a warning as well. Files in a folder of sample
         outputs (`expected_outputs/`, `sample-output/`, `example_outputs/`) show what the
         skill writes, and their links point to the other pages of that output
-        (`./pages/01-home.md`): their missing targets are not reported. A missing target
-        is reported once per file: the same target linked again, or any other link into
+        (`./pages/01-home.md`): their missing targets are not reported. A `../` link that
+        leaves the skill and whose target does not exist there either (`../query/SKILL.md`
+        where no such skill is installed beside it) is broken everywhere: it is reported
+        here, with the same exceptions, not as SK502 (which reports `../` links whose target
+        exists around the skill); that one check looks outside the skill, by a single lstat
+        of the lexically joined path. A missing target is reported once per file: the
+        same target linked again, or any other link into
         the same missing folder (`references/case/a.md`, `references/case/b.md`), adds
         "and N more places in this file" to the first finding, and JSON and SARIF list the
         other places (`related`, `relatedLocations`).
@@ -168,6 +174,26 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 f"{what} {show(use.path)} goes through a symlink loop ({chain} ...); replace the"
                 " links with the file",
             )
+        elif _leaves_to_nothing(skill, use):
+            # `../query/SKILL.md` where no such skill exists: broken everywhere, escaping or
+            # not (SK502 reports the `../` links whose target exists around the skill)
+            message = (
+                f"{what} target {show(use.path)} leaves the skill and does not exist there"
+                " either: the link is broken wherever the skill is installed; fix the path,"
+                " or copy the file into the skill (e.g. references/) and link it relatively"
+            )
+            demoted = _minor_target(skill, use)
+            if demoted is None and not use.doc.is_skill_md and use.doc.rel not in reached(skill):
+                demoted = "no link or mention leads from SKILL.md to this file"
+            if demoted is not None:
+                yield Finding(
+                    f"{message} ({demoted})",
+                    span=use.span,
+                    path=use.doc.path,
+                    severity=Severity.WARNING,
+                )
+            else:
+                yield _finding(use, message)
         elif res.status == "missing":
             if _SAMPLE_OUTPUT.search(use.doc.rel):
                 continue  # the sample's own pages (`./pages/01-home.md`), not the skill's files
@@ -387,8 +413,10 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
         Reports relative links that climb out of the skill with `../`, absolute paths into a
         machine (`/Users/alice/notes.md`, `/home/bob/x.md`, `/etc/hosts`, `C:\\docs\\x.md`,
         `~/x.md`, `file:` URLs), and links that leave the skill through a symlink on the way
-        (`shared/x.md` where `shared` links to `../../common`). The check is lexical: nothing
-        outside the skill is looked at. A `../` link is a warning: it works where the folders
+        (`shared/x.md` where `shared` links to `../../common`). Nothing outside the skill is
+        read; a `../` link whose target does not exist outside the skill either is broken
+        everywhere, and SK501 reports it instead. A `../` link is a warning: it works
+        where the folders
         around the skill are installed with it (a plugin, which Claude Code installs whole; a
         repository checkout; a collection linking its sibling skills as
         `../other-skill/SKILL.md`), and no runtime rejects the skill for it, but an upload, a
@@ -419,6 +447,8 @@ def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
         res = use.res
         if res is None or res.status != "outside" or res.reason == "site":
             continue
+        if _leaves_to_nothing(skill, use):
+            continue  # broken everywhere: SK501's
         what = _what(use.link)
         shown = show(use.path)
         if res.reason == "file-url":
@@ -469,6 +499,16 @@ def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
             message + "; installed and packaged copies of the skill do not contain it: copy the"
             " file into the skill (e.g. references/) and link it relatively",
         )
+
+
+def _leaves_to_nothing(skill: Skill, use: LinkUse) -> bool:
+    """A `../` link that leaves the skill and whose target does not exist outside it."""
+    res = use.res
+    if res is None or res.status != "outside" or res.reason != "parent" or res.via:
+        return False
+    if use.backslash or _SAMPLE_OUTPUT.search(use.doc.rel):
+        return False
+    return escapes_to_nothing(skill.root, use.doc.base, use.path)
 
 
 def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
