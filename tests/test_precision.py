@@ -127,3 +127,34 @@ def test_a_parent_link_to_nothing_is_a_broken_link_error(tmp_path: Path) -> None
     assert "does not exist there either" in broken[0]["message"]
     outside = _codes(report, "SK502")
     assert [(d["severity"], d["column"]) for d in outside] == [("warning", 44)]
+
+
+# --- item 6: SK709 says when `$N` is rewritten, with advice for the snippet's language -------
+
+
+def _sk709(tmp_path: Path, body: str) -> list[dict]:
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body)
+    _code, report = lint_json(
+        "--isolated", "--target", "claude-code", "--select", "SK709", ".", cwd=tmp_path
+    )
+    return report["diagnostics"]
+
+
+def test_sk709_says_a_missing_argument_stays_as_written(tmp_path: Path) -> None:
+    [diag] = _sk709(tmp_path, "\nBudget: $1,000 a month.\n")
+    assert "nothing when absent" not in diag["message"]
+    assert "at least 2 arguments" in diag["message"]
+    assert "stays as written" in diag["message"]
+
+
+def test_sk709_advice_for_sql_is_not_a_shell_brace(tmp_path: Path) -> None:
+    body = "\n```sql\nSELECT * FROM users WHERE id = $1;\n```\n"
+    [diag] = _sk709(tmp_path, body)
+    assert "${1}" not in diag["message"]
+    assert "references/" in diag["message"]
+
+
+def test_sk709_advice_for_shell_is_the_brace_form(tmp_path: Path) -> None:
+    body = '\n```bash\necho "first: $1"\n```\n'
+    [diag] = _sk709(tmp_path, body)
+    assert "'${1}'" in diag["message"]
