@@ -158,3 +158,26 @@ def test_sk709_advice_for_shell_is_the_brace_form(tmp_path: Path) -> None:
     body = '\n```bash\necho "first: $1"\n```\n'
     [diag] = _sk709(tmp_path, body)
     assert "'${1}'" in diag["message"]
+
+
+# --- item 7: SK902 for claude-api -------------------------------------------------------------
+
+
+def _sk902(tmp_path: Path, raw: bytes) -> list[tuple[str, str]]:
+    skill = tmp_path / "fmt"
+    skill.mkdir(exist_ok=True)
+    (skill / "SKILL.md").write_bytes(raw)
+    _code, report = lint_json(
+        "--isolated", "--target", "claude-api", "--select", "SK902", ".", cwd=tmp_path
+    )
+    return [(d["code"], d["severity"]) for d in report["diagnostics"]]
+
+
+def test_sk902_one_crlf_in_the_body_under_an_lf_frontmatter_is_a_warning(tmp_path: Path) -> None:
+    raw = f"---\nname: fmt\n{DESC}---\n\n# Steps\r\n\nDo it.\n".encode()
+    assert _sk902(tmp_path, raw) == [("SK902", "warning")]
+
+
+def test_sk902_crlf_around_the_frontmatter_is_still_an_error(tmp_path: Path) -> None:
+    raw = f"---\r\nname: fmt\r\n{DESC}---\r\n\r\n# Steps\r\n".encode()
+    assert _sk902(tmp_path, raw) == [("SK902", "error")]
