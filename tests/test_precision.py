@@ -181,3 +181,24 @@ def test_sk902_one_crlf_in_the_body_under_an_lf_frontmatter_is_a_warning(tmp_pat
 def test_sk902_crlf_around_the_frontmatter_is_still_an_error(tmp_path: Path) -> None:
     raw = f"---\r\nname: fmt\r\n{DESC}---\r\n\r\n# Steps\r\n".encode()
     assert _sk902(tmp_path, raw) == [("SK902", "error")]
+
+
+# --- item 2: a skill at a repository's root -----------------------------------------------------
+
+
+def test_sk206_at_a_repository_root_names_the_folder_it_is_installed_into(
+    tmp_path: Path,
+) -> None:
+    checkout = write_skill(tmp_path, "fmt-skill-main", f"name: fmt\n{DESC}")
+    (checkout / ".git").mkdir()
+    _code, report = lint_json("--isolated", ".", cwd=checkout)
+    [diag] = _codes(report, "SK206")
+    assert diag["severity"] == "info"
+    assert "installed" in diag["message"] and "'fmt'" in diag["message"]
+
+
+def test_sk206_inside_a_repository_is_still_an_error(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    write_skill(tmp_path / "skills", "fmt-tools", f"name: fmt\n{DESC}")
+    _code, report = lint_json("--isolated", ".", cwd=tmp_path)
+    assert [d["severity"] for d in _codes(report, "SK206")] == ["error"]

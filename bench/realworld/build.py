@@ -6,7 +6,8 @@ or ``<mirror>/<owner>__<repo>``) and written to ``<dest>/<owner>__<repo>/`` from
 the pinned commit: ``git ls-tree -r`` names every entry and ``git cat-file --batch`` gives its
 bytes. Nothing is converted: CRLF, BOM, executable bits (644/755) and symlinks stay as committed.
 ``git archive`` is not used because it applies ``.gitattributes`` (``eol``, ``export-ignore``,
-``export-subst``). Submodules (gitlinks) have no content in the commit and are skipped.
+``export-subst``). Submodules (gitlinks) have no content in the commit and are skipped. An empty
+``.git`` folder marks each repository's root, as a clone has one.
 
 Blobs a snapshot lacks (snapshots may omit files of 4 MiB and more, and LFS content) are counted
 and listed in ``<dest>/MANIFEST.json``; everything else about the corpus is in that manifest too.
@@ -230,6 +231,9 @@ def build_repo(git_dir: Path, repo: Repo, dest: Path) -> Built:
             built.bytes += len(data)
             if rel.name == "SKILL.md":
                 built.skills += 1
+    # an empty .git marks the repository's root, as in a clone: rules that look for the
+    # root of a checkout (a skill at a repository's root, SK206) see what users have
+    (work / ".git").mkdir(exist_ok=True)
     if final.exists() or final.is_symlink():
         shutil.rmtree(final)
     work.rename(final)

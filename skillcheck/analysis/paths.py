@@ -111,6 +111,11 @@ def _plugin_root(directory: str) -> Path | None:
     return _plugin_root(parent)
 
 
+def is_repository_root(directory: Path) -> bool:
+    """Whether ``directory`` is the root of a git checkout (it holds `.git`; stat only)."""
+    return os.path.exists(os.path.join(directory, ".git"))
+
+
 class Tree:
     """The skill's walk as a directory tree: ``children[dir_rel][name] -> SkillFile``."""
 
