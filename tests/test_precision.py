@@ -202,3 +202,48 @@ def test_sk206_inside_a_repository_is_still_an_error(tmp_path: Path) -> None:
     write_skill(tmp_path / "skills", "fmt-tools", f"name: fmt\n{DESC}")
     _code, report = lint_json("--isolated", ".", cwd=tmp_path)
     assert [d["severity"] for d in _codes(report, "SK206")] == ["error"]
+
+
+# --- item 5: SK706 / SK708 --------------------------------------------------------------------
+
+SHEBANG_PY = "#!/usr/bin/env python3\n'''Usage: ./convert.py INPUT'''\nprint('ok')\n"
+
+
+def test_sk706_a_script_run_through_python_is_not_reported(tmp_path: Path) -> None:
+    body = "\nRun `python ./scripts/convert.py in.csv`.\n\nUsage: `./scripts/convert.py in.csv`\n"
+    skill = write_skill(
+        tmp_path, "fmt", f"name: fmt\n{DESC}", body, {"scripts/convert.py": SHEBANG_PY}
+    )
+    (skill / "scripts" / "convert.py").chmod(0o644)
+    _code, report = lint_json("--isolated", "--select", "SK706", ".", cwd=tmp_path)
+    assert report["diagnostics"] == []
+
+
+def test_sk706_a_script_only_run_directly_is_still_reported(tmp_path: Path) -> None:
+    body = "\nRun `./scripts/convert.py in.csv`.\n"
+    skill = write_skill(
+        tmp_path, "fmt", f"name: fmt\n{DESC}", body, {"scripts/convert.py": SHEBANG_PY}
+    )
+    (skill / "scripts" / "convert.py").chmod(0o644)
+    _code, report = lint_json("--isolated", "--select", "SK706", ".", cwd=tmp_path)
+    assert [d["code"] for d in report["diagnostics"]] == ["SK706"]
+
+
+def test_sk708_input_only_in_an_explicit_interactive_mode(tmp_path: Path) -> None:
+    script = (
+        "import sys\n\n"
+        "def main(mode):\n"
+        '    if mode == "interactive":\n'
+        '        name = input("Name? ")\n'
+        "    else:\n"
+        "        name = sys.argv[2]\n"
+        "    print(name)\n"
+    )
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", files={"scripts/ask.py": script})
+    _code, report = lint_json("--isolated", "--select", "SK708", ".", cwd=tmp_path)
+    assert report["diagnostics"] == []
+    (tmp_path / "fmt" / "scripts" / "ask.py").write_text(
+        'name = input("Name? ")\nprint(name)\n', encoding="utf-8"
+    )
+    _code, report = lint_json("--isolated", "--select", "SK708", ".", cwd=tmp_path)
+    assert [d["code"] for d in report["diagnostics"]] == ["SK708"]

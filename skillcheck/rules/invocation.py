@@ -142,6 +142,8 @@ _NON_INTERACTIVE = LazyPattern(
     r"|--batch\b|CI(?<!\wCI)\b|isTTY|-NonInteractive|\[switch\]\$Force|--force\b"
     # questions asked only on request (`--interactive`, `args.interactive`)
     r"|--interactive\b|\.interactive\b"
+    # or in an explicit interactive mode (`if mode == "interactive":`, `interactive_mode()`)
+    r"|[\"']interactive[\"']|\binteractive_mode\b|\bdef \w*interactive\w*\("
 )
 # Words every match of the pattern contains (case as the patterns have it): a line without
 # any of them cannot match, and `in` finds a word ~10x faster than the patterns scan a line
@@ -202,7 +204,8 @@ _HOW = {
         A script that has a non-interactive path is not reported: one that checks for a
         terminal (`isatty`, `[ -t 0 ]`, `process.stdin.isTTY`), takes a flag such as
         `--yes`, `--non-interactive` or `--no-input`, or asks only on request
-        (`--interactive`). Comment lines are skipped.
+        (`--interactive`, a mode named `"interactive"`, an `interactive_mode` or a function
+        `def run_interactive(...)` holding the questions). Comment lines are skipped.
     """,
     why="""
         An agent runs scripts without a terminal it can type into: a prompt waits until the
