@@ -247,3 +247,24 @@ def test_sk708_input_only_in_an_explicit_interactive_mode(tmp_path: Path) -> Non
     )
     _code, report = lint_json("--isolated", "--select", "SK708", ".", cwd=tmp_path)
     assert [d["code"] for d in report["diagnostics"]] == ["SK708"]
+
+
+# --- item 5: SK305 on quoted user speech --------------------------------------------------------
+
+
+def _sk305(tmp_path: Path, description: str) -> list[dict]:
+    write_skill(tmp_path, "fmt", f"name: fmt\ndescription: {description}\n")
+    _code, report = lint_json("--isolated", "--select", "SK305", ".", cwd=tmp_path)
+    return report["diagnostics"]
+
+
+def test_sk305_words_that_continue_a_quoted_request_are_the_users(tmp_path: Path) -> None:
+    said = 'Reviews code. Use when the user says "critically review" my code.'
+    assert _sk305(tmp_path, said) == []
+    asked = "Plans projects. Use when the user asks 'what should I build' or wants ideas."
+    assert _sk305(tmp_path, asked) == []
+
+
+def test_sk305_the_description_own_first_person_is_still_reported(tmp_path: Path) -> None:
+    mine = 'Reviews code. Use when the user says "review". I check my code too.'
+    assert [d["code"] for d in _sk305(tmp_path, mine)] == ["SK305"]
