@@ -268,3 +268,16 @@ def test_sk305_words_that_continue_a_quoted_request_are_the_users(tmp_path: Path
 def test_sk305_the_description_own_first_person_is_still_reported(tmp_path: Path) -> None:
     mine = 'Reviews code. Use when the user says "review". I check my code too.'
     assert [d["code"] for d in _sk305(tmp_path, mine)] == ["SK305"]
+
+
+# --- item 5: SK506 advice for a misnamed manifest ----------------------------------------------
+
+
+def test_sk506_a_misnamed_requirements_file_is_told_to_be_renamed(tmp_path: Path) -> None:
+    body = "\nRun `python scripts/run.py`.\n"
+    files = {"scripts/run.py": "print(1)\n", "scripts/requirement.txt": "requests\n"}
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, files)
+    _code, report = lint_json("--isolated", "--select", "SK506", ".", cwd=tmp_path)
+    [diag] = report["diagnostics"]
+    assert "rename it to 'requirements.txt'" in diag["message"]
+    assert "delete it" not in diag["message"]

@@ -33,7 +33,12 @@ from skillcheck.analysis.paths import (
     show,
     tree_of,
 )
-from skillcheck.analysis.reach import reached, readable_text, resource_candidates
+from skillcheck.analysis.reach import (
+    misnamed_manifest,
+    reached,
+    readable_text,
+    resource_candidates,
+)
 from skillcheck.rules.base import Context, rule
 from skillcheck.source import markdown
 from skillcheck.source.lazy import LazyPattern
@@ -80,7 +85,8 @@ _LOST = every(Impact(Outcome.DEGRADED, Severity.ERROR))
         `interface`) is used. Dotfiles, `__init__.py`, dependency manifests and build files of
         the code (`package.json`, `requirements.txt`, `pyproject.toml`, `pom.xml`, `*.csproj`,
         `Directory.Build.props` ...), symlinks (SK509/SK510) and junk that SK7xx reports are
-        left out.
+        left out. A file whose name is one letter or so away from such a manifest
+        (`requirement.txt`) is reported with the advice to rename it, not to link it.
     """,
     why="""
         The agent learns what a skill holds only from SKILL.md: a file it is never told about is
@@ -111,6 +117,11 @@ def unreferenced_file(skill: Skill, ctx: Context) -> Iterator[Finding]:
             advice = (
                 "it looks like a test of the skill's code, which installed copies do not need:"
                 " keep tests outside the skill folder"
+            )
+        elif (manifest := misnamed_manifest(entry.rel)) is not None:
+            advice = (
+                f"its name looks like a misspelled {show(manifest)}, which pip, npm and"
+                f" other tools look for by that exact name: rename it to {show(manifest)}"
             )
         else:
             advice = "link it from SKILL.md with a line on when to use it, or delete it"
