@@ -281,3 +281,18 @@ def test_sk506_a_misnamed_requirements_file_is_told_to_be_renamed(tmp_path: Path
     [diag] = report["diagnostics"]
     assert "rename it to 'requirements.txt'" in diag["message"]
     assert "delete it" not in diag["message"]
+
+
+# --- item 5: SK802 on descriptions that route to each other -------------------------------------
+
+
+def test_sk802_descriptions_that_name_each_other_are_set_apart(tmp_path: Path) -> None:
+    same = "Extracts text and tables from PDF files and scanned PDF documents."
+    write_skill(tmp_path, "pdf-read", f"name: pdf-read\ndescription: {same}\n")
+    write_skill(tmp_path, "pdf-scan", f"name: pdf-scan\ndescription: {same} Say so.\n")
+    _code, report = lint_json("--isolated", "--select", "SK802", ".", cwd=tmp_path)
+    assert [d["code"] for d in report["diagnostics"]] == ["SK802"]
+    routed = f"{same} For scanned pages use pdf-scan instead."
+    write_skill(tmp_path, "pdf-read", f"name: pdf-read\ndescription: {routed}\n")
+    _code, report = lint_json("--isolated", "--select", "SK802", ".", cwd=tmp_path)
+    assert report["diagnostics"] == []
