@@ -296,3 +296,24 @@ def test_sk802_descriptions_that_name_each_other_are_set_apart(tmp_path: Path) -
     write_skill(tmp_path, "pdf-read", f"name: pdf-read\ndescription: {routed}\n")
     _code, report = lint_json("--isolated", "--select", "SK802", ".", cwd=tmp_path)
     assert report["diagnostics"] == []
+
+
+def test_a_skill_without_frontmatter_below_a_collection_skill_md_is_still_an_error(
+    tmp_path: Path,
+) -> None:
+    # held-out finding: `skills/SKILL.md` beside `skills/<name>/` is the collection's own file
+    (tmp_path / ".git").mkdir()
+    write_skill(tmp_path, "skills", f"name: skills\n{DESC}")
+    lone = tmp_path / "skills" / "fmt"
+    lone.mkdir(parents=True)
+    (lone / "SKILL.md").write_text("version: 1.0.0\n# Fmt\n\nFormats.\n", encoding="utf-8")
+    _code, report = lint_json("--isolated", str(lone), cwd=tmp_path)
+    assert [d["severity"] for d in _codes(report, "SK103")] == ["error"]
+
+
+def test_sk703_the_checkout_of_a_repository_root_skill_is_not_junk(tmp_path: Path) -> None:
+    checkout = write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}")
+    (checkout / ".git").mkdir()
+    (checkout / "scripts" / ".git").mkdir(parents=True)
+    _code, report = lint_json("--isolated", "--select", "SK703", ".", cwd=checkout)
+    assert [d["path"] for d in report["diagnostics"]] == ["scripts/.git"]

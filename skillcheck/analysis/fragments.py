@@ -8,10 +8,10 @@ Code, Copilot and OpenClaw never look (they do not load nested skills). Linting 
 gave errors about a frontmatter and links they were never meant to have.
 
 The evidence, all of it needed: the file has no frontmatter at all (no `---` line near its
-top: a fragment carries only body text), and either a folder above it holds a `SKILL.md`
-(it sits inside another skill), or a skill of the same folder name is in the repository next
-to it (`<ancestor>/<name>/SKILL.md` or `<ancestor>/skills/<name>/SKILL.md`, the skill it is
-merged into). Found by stat alone, up to the repository root (a `.git`), nothing is read.
+top: a fragment carries only body text), and either a folder two or more levels above it
+holds a `SKILL.md` (it sits inside another skill's folders), or a skill of the same folder
+name is in the repository next to it (`<ancestor>/<name>/SKILL.md` or
+`<ancestor>/skills/<name>/SKILL.md`, the skill it is merged into). Found by stat alone, up to the repository root (a `.git`), nothing is read.
 """
 
 from __future__ import annotations
@@ -43,8 +43,11 @@ def fragment_evidence(skill: Skill) -> str | None:
 def _evidence(root: str) -> str | None:
     name = os.path.basename(root)
     here = os.path.dirname(root)
-    for _ in range(_MAX_UP):
-        if os.path.isfile(os.path.join(here, "SKILL.md")):
+    for level in range(_MAX_UP):
+        # a SKILL.md in the folder right above is a collection's own file (`skills/SKILL.md`
+        # beside `skills/<name>/`): its children are skills; two levels up it is a skill
+        # holding this file among its own (`<skill>/rules/R1/SKILL.md`)
+        if level and os.path.isfile(os.path.join(here, "SKILL.md")):
             return f"it sits inside the skill folder {os.path.basename(here)!r}"
         for twin in (os.path.join(here, name), os.path.join(here, "skills", name)):
             if twin != root and os.path.isfile(os.path.join(twin, "SKILL.md")):

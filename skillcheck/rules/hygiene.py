@@ -84,7 +84,9 @@ def _package_json_texts(skill: Skill) -> Iterator[str]:
         `node_modules`; virtualenvs (`.venv`, `venv`, or any directory holding a
         `pyvenv.cfg`); `.env*` files; build output (`build/` and `dist/` at the skill root,
         `*.egg-info`); and nested archives (`*.zip`, `*.tar.gz`, `*.tgz`, `*.skill`, …).
-        Entries inside a reported directory are not reported again.
+        Entries inside a reported directory are not reported again. A `.git` directory at
+        the skill's root is not reported: the skill is the root of a repository, and that is
+        its checkout (a `.git` file there, or a `.git` further down, is).
 
         Files the skill uses are never reported: an archive or a `build/` / `dist/`
         directory named in SKILL.md, another Markdown file, a script (a tarball a script
@@ -117,6 +119,10 @@ def junk_file(skill: Skill, ctx: Context) -> Iterator[Finding]:
     reported: list[str] = []  # junk directories: what lies inside is not reported again
     texts: list[str] | None = None  # read only when an archive or build directory is found
     for entry in skill.files:
+        if entry.rel == ".git" and entry.kind == "dir":
+            # the skill is the root of a repository: that is its checkout, which nobody can
+            # delete; installers clone or copy the tree without it, and `pack` leaves it out
+            continue
         if any(entry.rel.startswith(prefix) for prefix in reported):
             continue
         reason = _junk_reason(entry, venvs)

@@ -198,8 +198,10 @@ _NO_FRONTMATTER_IMPACT = {
         frontmatter that holds `name` and `description`.
 
         A `SKILL.md` with no frontmatter at all (no `---` line in its first lines) is a
-        fragment, not a skill, when a folder above it holds a `SKILL.md` (it sits inside
-        another skill, where loaders that scan one level or skip nested skills never look)
+        fragment, not a skill, when a folder two or more levels above it holds a
+        `SKILL.md` (it sits inside another skill's folders, where loaders that scan one
+        level or skip nested skills never look; a `SKILL.md` right above is a collection's
+        own file, and its sub-folders are skills)
         or a skill of the same folder name sits next to it in the repository
         (`<folder>/<name>/SKILL.md` or `<folder>/skills/<name>/SKILL.md` above it: the skill
         a build script merges it into, as build-time overlays are). Such a file gets one
