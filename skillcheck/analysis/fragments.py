@@ -11,7 +11,8 @@ The evidence, all of it needed: the file has no frontmatter at all (no `---` lin
 top: a fragment carries only body text), and either a folder two or more levels above it
 holds a `SKILL.md` (it sits inside another skill's folders), or a skill of the same folder
 name is in the repository next to it (`<ancestor>/<name>/SKILL.md` or
-`<ancestor>/skills/<name>/SKILL.md`, the skill it is merged into). Found by stat alone, up to the repository root (a `.git`), nothing is read.
+`<ancestor>/skills/<name>/SKILL.md`, the skill it is merged into). Found by stat alone, up
+to the repository root (a `.git`), nothing is read.
 """
 
 from __future__ import annotations
