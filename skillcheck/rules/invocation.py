@@ -142,6 +142,8 @@ _NON_INTERACTIVE = LazyPattern(
     r"|--batch\b|CI(?<!\wCI)\b|isTTY|-NonInteractive|\[switch\]\$Force|--force\b"
     # questions asked only on request (`--interactive`, `args.interactive`)
     r"|--interactive\b|\.interactive\b"
+    # or in an explicit interactive mode (`if mode == "interactive":`, `interactive_mode()`)
+    r"|[\"']interactive[\"']|\binteractive_mode\b|\bdef \w*interactive\w*\("
 )
 # Words every match of the pattern contains (case as the patterns have it): a line without
 # any of them cannot match, and `in` finds a word ~10x faster than the patterns scan a line
@@ -202,7 +204,8 @@ _HOW = {
         A script that has a non-interactive path is not reported: one that checks for a
         terminal (`isatty`, `[ -t 0 ]`, `process.stdin.isTTY`), takes a flag such as
         `--yes`, `--non-interactive` or `--no-input`, or asks only on request
-        (`--interactive`). Comment lines are skipped.
+        (`--interactive`, a mode named `"interactive"`, an `interactive_mode` or a function
+        `def run_interactive(...)` holding the questions). Comment lines are skipped.
     """,
     why="""
         An agent runs scripts without a terminal it can type into: a prompt waits until the
@@ -270,6 +273,11 @@ def interactive_script(skill: Skill, ctx: Context) -> Iterator[Finding]:
 # `$ARGUMENTS[N]`; `${1}` and `$(1)` are left alone
 _POSITIONAL = LazyPattern(r"\$(\d+)(?!\w)")
 _PRICE_TAIL = LazyPattern(r"[.,]\d")
+# `$N` from here on is rewritten only by an invocation of more than N shell-split arguments:
+# a sentence typed after the slash command rarely has ten words and never 26 (`$25,000`)
+_MANY_ARGUMENTS = 10
+# fence info strings of shell code, where `${1}` is the same positional parameter as `$1`
+_SHELL_INFO = LazyPattern(r"(?:ba|z|k|da)?sh|shell|console|shell-session|terminal")
 _AWK = LazyPattern(r"\bawk\b|\{\s*print\b|\bprintf?\s*\(?\s*\$\d")
 _CODE_SPAN = LazyPattern(r"`[^`\n]+`")
 _CLAUDE_CODE = {"claude-code": Impact(Outcome.DEGRADED, Severity.WARNING)}
@@ -309,15 +317,22 @@ def _in_code_span(spans: tuple[list[int], list[int]], offset: int) -> bool:
         in a skill that takes no arguments (no `argument-hint`, no `arguments`, no
         `$ARGUMENTS`), any `$N` in code (shell positional parameters, regex
         back-references). One finding per line, the first such `$N` on it. References and
-        scripts are not rewritten and are not checked.
+        scripts are not rewritten and are not checked. `$N` is replaced only when the
+        invocation passes at least N+1 arguments (a missing one stays as written), so
+        `$10` and above (`$25,000`, `$248.4M`) are not reported: they need a sentence of
+        11 words or more after the slash command. The advice follows the snippet's
+        language: `${N}` in shell code (the same parameter to the shell), a file under
+        `scripts/` or `references/` anywhere else (`${1}` is not a SQL placeholder or a
+        JavaScript replacement group).
     """,
     why="""
         Claude Code renders SKILL.md as a template when the skill is invoked with
-        arguments (always from a slash command, where no arguments means an empty string):
-        `$N` becomes the N-th argument, or nothing when there is none. So `awk '{print $1}'`
-        reaches the model as `awk '{print }'` and "costs $0.50" as "costs .50". There is no
-        escape for `$`: move the snippet into a script or a reference file, or write it
-        without a `$` before a digit (awk `$(1)`, shell `${1}`, "0.50 USD").
+        arguments: `$N` becomes the N-th argument (shell-split, counted from 0) when the
+        invocation has one, and stays as written when it has not. So `/skill report.csv`
+        turns `awk '{print $0}'` into `awk '{print report.csv}'` and "costs $0.50" into
+        "costs report.csv.50". skillcheck knows no escape for `$` that Claude Code honours:
+        move the snippet into a script or a reference file, or write it without a `$`
+        before a digit (awk `$(1)`, shell `${1}`, "0.50 USD").
     """,
     bad="""
         Count the authors: `git log --format='%an' | awk '{print $1}' | sort -u`
@@ -346,6 +361,10 @@ def argument_substitution(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 awk = _AWK.search(line.text) is not None
             if spans is None and not intended and line.fence is None:
                 spans = _code_spans(line.text)
+            if int(number) >= _MANY_ARGUMENTS:
+                # `$25,000`, `$248.4M`: rewritten only by an invocation of 26 or 249
+                # arguments; a missing argument leaves `$N` as written
+                continue
             if _PRICE_TAIL.match(tail) or len(number) >= 2:
                 kind = "an amount of money"
                 advice = "write the amount without '$' before a digit ('0.50 USD')"
@@ -356,19 +375,30 @@ def argument_substitution(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 line.fence is not None or (spans is not None and _in_code_span(spans, start))
             ):
                 kind = "a positional parameter"
-                advice = (
-                    f"write it as '${{{number}}}' or move the snippet into a script under"
-                    " scripts/ (scripts and references are not rewritten)"
-                )
+                if _SHELL_INFO.fullmatch((line.fence or "").strip().lower()):
+                    advice = (
+                        f"write it as '${{{number}}}', which the shell reads the same, or move"
+                        " the snippet into a script under scripts/ (scripts and references are"
+                        " not rewritten)"
+                    )
+                else:
+                    # SQL `$1` placeholders, JS replacement strings, regex back-references:
+                    # `${1}` means something else there; a file is not rewritten
+                    advice = (
+                        "move the snippet into a file under scripts/ or references/ (they are"
+                        " not rewritten) and point to it"
+                    )
             else:
                 continue
             count += 1
             if count > MAX_PER_FILE:
                 return
+            needed = int(number) + 1
             yield Finding(
                 f"'{match.group()}' ({kind}) is replaced by Claude Code with argument {number}"
-                " of the invocation (counted from 0; nothing when absent) when the skill is"
-                f" invoked; {advice}",
+                f" of the invocation (counted from 0) when the skill is invoked with at least"
+                f" {needed} argument{'s' if needed > 1 else ''} (a missing one stays as"
+                f" written); {advice}",
                 span=Span(Pos(line.number, start + 1), Pos(line.number, end + 1)),
                 impact=_CLAUDE_CODE,
             )

@@ -7,6 +7,7 @@ import unicodedata
 from collections.abc import Iterator
 
 from skillcheck.analysis.edits import replace_scalar
+from skillcheck.analysis.paths import is_repository_root
 from skillcheck.rules.base import (
     Context,
     Option,
@@ -348,7 +349,10 @@ def name_hyphens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     what="""
         Checks that `name` equals the name of the directory that holds SKILL.md (the directory
         as found, so a symlinked skill directory is compared by the link's name; NFKC for
-        skills-ref).
+        skills-ref). A skill at the root of a repository (its folder holds `.git`) is
+        installed into a folder that the installer names, not the checkout's: the `skills`
+        CLI names it after `name` and READMEs clone it into `skills/<name>`. There the rule
+        says what is true, as an info: the folder it is installed into must be named `name`.
     """,
     why="""
         The commonest hard error in public skills (~10%). The specification requires the match;
@@ -385,6 +389,17 @@ def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
             # the spec says the name *must* match: an error even where loaders only warn
             select[t.name] = Impact(t.name_dir_mismatch, Severity.ERROR)
     if not select:
+        return
+    if is_repository_root(skill.root):
+        # the checkout's folder name is whoever cloned it: installers name the folder
+        # themselves (`npx skills add` after `name`, READMEs clone into skills/<name>)
+        yield Finding(
+            f"SKILL.md is at the root of a repository, whose folder here is {directory!r}:"
+            f" wherever it is installed, the folder must be named {value.strip()!r} (the"
+            " `skills` CLI names it so; say so where the README tells how to clone it)",
+            span=value_span(node),
+            severity=Severity.INFO,
+        )
         return
     yield Finding(
         f"name {value.strip()!r} does not match the directory name {directory!r}; rename one"

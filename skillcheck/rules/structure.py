@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 from skillcheck.analysis.edits import proven_fix, raw_matches, span_offsets
+from skillcheck.analysis.fragments import fragment_evidence
 from skillcheck.rules.base import (
     Context,
     Input,
@@ -195,6 +196,18 @@ _NO_FRONTMATTER_IMPACT = {
     what="""
         Checks that the first line of `SKILL.md` is exactly `---`, opening the YAML
         frontmatter that holds `name` and `description`.
+
+        A `SKILL.md` with no frontmatter at all (no `---` line in its first lines) is a
+        fragment, not a skill, when a folder two or more levels above it holds a
+        `SKILL.md` (it sits inside another skill's folders, where loaders that scan one
+        level or skip nested skills never look; a `SKILL.md` right above is a collection's
+        own file, and its sub-folders are skills)
+        or a skill of the same folder name sits next to it in the repository
+        (`<folder>/<name>/SKILL.md` or `<folder>/skills/<name>/SKILL.md` above it: the skill
+        a build script merges it into, as build-time overlays are). Such a file gets one
+        warning that says so and names `exclude`, and no other finding. The folders are
+        looked at by name only, up to six levels above the skill and never above a
+        repository's root (a `.git`).
     """,
     why="""
         Loaders find the frontmatter only on the very first line: a blank line, a heading, or
@@ -233,11 +246,23 @@ def frontmatter_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     elif first.startswith("---"):
         message = f"the first line is {first[:40]!r}; the opening '---' must stand alone on it"
     else:
+        span = Span(Pos(1, 1), Pos(1, len(first) + 1))
+        fragment = fragment_evidence(skill)
+        if fragment is not None:
+            # a fragment merged into another skill at build time: no loader reads it here,
+            # and the engine reports nothing else about it (see analysis.fragments)
+            yield Finding(
+                f"SKILL.md has no frontmatter and {fragment}: it looks like a fragment merged"
+                " into a skill at build time, not a skill; list its folder under `exclude` in"
+                " the configuration, or add a frontmatter if it is a skill of its own",
+                span=span,
+                severity=Severity.WARNING,
+            )
+            return
         message = (
             "SKILL.md has no YAML frontmatter; start the file with '---', the name and"
             " description fields, and '---'"
         )
-        span = Span(Pos(1, 1), Pos(1, len(first) + 1))
     yield Finding(message, span=span, impact=impacts_of(select))
 
 
