@@ -44,7 +44,7 @@ from skillcheck import __version__
 from skillcheck.engine.summary import diagnostic_from_json, diagnostic_to_json, from_json, to_json
 from skillcheck.source.atomic import write_atomic
 from skillcheck.source.lazy import LazyPattern
-from skillcheck.source.load import link_readable, read_fd, read_file
+from skillcheck.source.load import link_readable, read_file, read_regular
 from skillcheck.source.skill import Skill, SkillSummary
 
 FORMAT = 1
@@ -134,9 +134,8 @@ def run_key(
     schema = options.get("frontmatter-schema")
     schema_digest = None
     if schema:
-        try:
-            with open(schema, "rb") as handle:
-                schema_digest = _digest(handle.read())
+        try:  # the user's file, maybe a FIFO: never blocks, never reads without bound
+            schema_digest = _digest(read_regular(schema, MAX_FILE_BYTES, follow_symlinks=True)[0])
         except OSError:
             schema_digest = "unreadable"
     parts = (
@@ -226,26 +225,16 @@ def inputs_of(skill: Skill) -> dict[str, Any]:
 
 
 def _read_json(path: Path | str) -> Any:
-    """A cache file's JSON, or None when it is missing, unreadable, larger than any file
-    skillcheck writes, or not JSON.
-
-    Not ``load.read_regular``: a cache file needs no regular-file check (O_NONBLOCK keeps a
-    FIFO here from blocking, and reading one gives no bytes, which is not JSON), and no
-    fstat: ``read_fd`` reads it in 64 kB requests to its end.
-    """
+    """A cache file's JSON, or None when it is missing, not a regular file (a FIFO or device
+    planted there), a symlink, unreadable, larger than any file skillcheck writes, or not
+    JSON. Read through ``load.read_regular``, the one checked opener."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        data = read_fd(fd, 0, MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
+        data, size = read_regular(path, MAX_FILE_BYTES + 1)
+        if size > MAX_FILE_BYTES:
             return None
         return json.loads(data)
     except (OSError, ValueError, RecursionError):
         return None
-    finally:
-        os.close(fd)
 
 
 def input_digest(record: dict[str, Any]) -> str | None:
@@ -405,8 +394,16 @@ class ResultCache:
         try:
             self._prepare()
             data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-            # a link planted in the cache folder must not redirect the write elsewhere
-            write_atomic(Path(path), data, mode=0o644, durable=False, follow_symlinks=False)
+            # a link planted in the cache folder must not redirect the write elsewhere, and a
+            # FIFO or device there must not be written into (it would block, or go nowhere)
+            write_atomic(
+                Path(path),
+                data,
+                mode=0o644,
+                durable=False,
+                follow_symlinks=False,
+                write_through=False,
+            )
         except (OSError, ValueError):
             self.writable = False
 
