@@ -24,7 +24,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
@@ -93,6 +93,18 @@ def make_temp_dir(target: Path, suffix: str = ".tmp", *, clean: bool = True) -> 
         return Path(tempfile.mkdtemp(dir=parent, prefix=temp_prefix(target.name), suffix=suffix))
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
+
+
+def holder_of(output: Path, roots: Iterable[tuple[Path, str]]) -> str | None:
+    """The name (second item) of the first of ``roots`` that ``output`` is, or lies inside
+    (both resolved), else None: an output must never replace a skill's file or an input
+    (``lint -o SKILL.md``). The one check every command that writes a named output makes."""
+    target = os.path.realpath(output)
+    for root, name in roots:
+        real = os.path.realpath(root)
+        if target == real or os.path.commonpath([real, target]) == real:
+            return name
+    return None
 
 
 def resolve_output(
