@@ -38,8 +38,9 @@ from skillcheck.targets import every, impact, where
         Reports directories the search for skills, or the listing of a skill's files, could
         not read (permissions, a directory that vanished during the run), dangling or looping
         symlinks given as PATH, a directory PATH under which no skill is found, and trees
-        deeper or larger than the search bounds (as a warning). A file PATH that belongs to no
-        skill (pre-commit passes every changed file) is ignored, not reported.
+        deeper or larger than the search bounds (never searched, so never a pass). A file
+        PATH that belongs to no skill (pre-commit passes every changed file) is ignored, not
+        reported.
     """,
     why="""
         A directory skillcheck cannot read may hold skills that were never checked; a green run
@@ -61,8 +62,7 @@ from skillcheck.targets import every, impact, where
 )
 def path_not_checked(discovery: Discovery, ctx: Context) -> Iterator[tuple[None, Finding]]:
     for problem in discovery.problems:
-        severity = Severity.WARNING if problem.warning else None
-        yield None, Finding(problem.message, path=problem.path, severity=severity)
+        yield None, Finding(problem.message, path=problem.path)
 
 
 @rule(

@@ -33,7 +33,6 @@ class Problem:
 
     path: Path
     message: str
-    warning: bool = False
 
 
 @dataclass
@@ -391,11 +390,13 @@ def _search(
             if chain and _ignored_by(ignores, chain, sub):
                 continue
             if depth + 1 > MAX_DEPTH:
+                # an error, not a warning: a skill below the bound is never checked, and a
+                # run that found nothing else must not pass
                 result.problems.append(
                     Problem(
                         Path(sub),
-                        f"deeper than {MAX_DEPTH} directory levels; not searched",
-                        warning=True,
+                        f"deeper than {MAX_DEPTH} directory levels; not searched, so no skill"
+                        " in it was checked (lint a deeper PATH)",
                     )
                 )
                 continue
