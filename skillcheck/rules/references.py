@@ -87,7 +87,7 @@ def _what(link: Link | None) -> str:
         with backslashes, through a dangling symlink or a symlink loop are broken too. When a
         file with a look-alike name exists (a Cyrillic `а` for a Latin `a`, a typo), the message
         names it and the characters that differ. Markdown files are read up to their first
-        512,000 characters.
+        512,000 characters (SK117 reports a longer file: the rest is not checked).
 
         Runtime variables naming the skill's folder are replaced first: `{baseDir}/x.md`
         (OpenClaw), `${CLAUDE_SKILL_DIR}/x.md` (Claude Code) and `$SKILL_DIR/x.md` resolve
