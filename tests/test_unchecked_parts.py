@@ -40,6 +40,6 @@ def test_a_file_just_under_the_bound_is_parsed_whole(tmp_path: Path) -> None:
     body = "# Long\n\n" + FILLER * ((MAX_PARSE_CHARS - 2_000) // len(FILLER))
     body += "See [the missing file](references/missing.md).\n"
     write_skill(tmp_path / "skills", "pdf-tools", body=body)
-    code, report = lint_json("--isolated", "skills", cwd=tmp_path)
+    _code, report = lint_json("--isolated", "skills", cwd=tmp_path)
     codes = [d["code"] for d in report["diagnostics"]]
     assert "SK117" not in codes and "SK501" in codes
