@@ -11,6 +11,7 @@ from skillcheck.cli.common import (
     common_skill_options,
     emit,
     handle_errors,
+    let_through_note,
     refusal_shown,
     rule_selection_options,
     shipping_settings,
@@ -42,6 +43,9 @@ def catalog(
     with refusal_shown(quiet) as progress:
         result = check_for_shipping(paths, settings, progress=progress)
     check_output(output, result.skills, paths)
+    note = None if quiet else let_through_note(result.counts())
+    if note:
+        click.echo(note, err=True)
     if fmt == "xml":
         emit(render_xml(result.loaded) + "\n", output)
         return

@@ -65,7 +65,8 @@ from skillcheck.targets import every, impact, where
 )
 def path_not_checked(discovery: Discovery, ctx: Context) -> Iterator[tuple[None, Finding]]:
     for problem in discovery.problems:
-        yield None, Finding(problem.message, path=problem.path)
+        severity = Severity.WARNING if problem.warning else None
+        yield None, Finding(problem.message, path=problem.path, severity=severity)
 
 
 @rule(
