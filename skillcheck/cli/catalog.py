@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from skillcheck.cli.common import (
+    check_output,
     common_skill_options,
     emit,
     handle_errors,
@@ -41,6 +42,7 @@ def catalog(
     settings = shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict)
     with refusal_shown(quiet) as progress:
         result = check_for_shipping(paths, settings, progress=progress)
+    check_output(output, result.skills, paths)
     if fmt == "xml":
         emit(render_xml(result.loaded) + "\n", output)
     else:

@@ -104,6 +104,21 @@ def split_codes(values: tuple[str, ...]) -> list[str] | None:
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
+def check_output(output: Path | None, skills: Any, paths: Any) -> None:
+    """Refuse (usage error) an ``--output`` inside a skill being read or equal to an input
+    file: ``lint -o SKILL.md`` must not replace the skill with its report. ``skills`` have
+    ``root`` and ``display_root``; ``paths`` are the command line's PATHs."""
+    if output is None:
+        return
+    from skillcheck.source.atomic import holder_of
+
+    roots = [(skill.root, f"is inside skill {skill.display_root}") for skill in skills]
+    roots += [(Path(p), f"is the input {p}") for p in paths if not Path(p).is_dir()]
+    where = holder_of(output, roots)
+    if where is not None:
+        raise UsageError(f"{output}: {where}; write the output elsewhere")
+
+
 def emit(text: str, output: Path | None) -> None:
     emit_chunks(lambda sink: sink(text), output)
 

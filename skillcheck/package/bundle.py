@@ -68,7 +68,7 @@ from skillcheck.package.catalog import (
     shipped_files,
     show,
 )
-from skillcheck.source.atomic import make_temp_dir, write_atomic_stream
+from skillcheck.source.atomic import holder_of, make_temp_dir, write_atomic_stream
 from skillcheck.source.machine import available_cpus
 from skillcheck.source.skill import Skill, SkillFile
 
@@ -347,11 +347,9 @@ def _check_outside_skills(skills: list[Skill], output: Path) -> None:
 
 def _check_outside_roots(roots: Iterable[tuple[Path, str]], output: Path) -> None:
     """``_check_outside_skills`` for skills known by (root, display root)."""
-    target = os.path.realpath(output)
-    for skill_root, display in roots:
-        root = os.path.realpath(skill_root)
-        if os.path.commonpath([root, target]) == root:
-            raise BundleIOError(f"{output}: is inside skill {display}; write the bundle elsewhere")
+    display = holder_of(output, roots)
+    if display is not None:
+        raise BundleIOError(f"{output}: is inside skill {display}; write the bundle elsewhere")
 
 
 # a member's bytes, given its skill's manifest entry and its file entry

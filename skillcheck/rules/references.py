@@ -93,7 +93,7 @@ def _what(link: Link | None) -> str:
         with backslashes, through a dangling symlink or a symlink loop are broken too. When a
         file with a look-alike name exists (a Cyrillic `а` for a Latin `a`, a typo), the message
         names it and the characters that differ. Markdown files are read up to their first
-        512,000 characters.
+        512,000 characters (SK117 reports a longer file: the rest is not checked).
 
         Runtime variables naming the skill's folder are replaced first: `{baseDir}/x.md`
         (OpenClaw), `${CLAUDE_SKILL_DIR}/x.md` (Claude Code) and `$SKILL_DIR/x.md` resolve
@@ -646,6 +646,7 @@ def link_case_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
     """,
 )
 def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    suggesters: dict[int, tuple[Outline, _Suggester]] = {}  # by target (kept alive here)
     for use in checked_uses(skill):
         frag = use.fragment
         if not frag or frag.startswith(":~:"):
@@ -668,8 +669,11 @@ def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue
         if target.truncated:
             continue
-        known = [f"#{h.slug}" for h in target.headings]
-        close = _closest(frag.lower(), [k[1:] for k in known])
+        held = suggesters.get(id(target))
+        if held is None:  # once per target file: a list per broken anchor was quadratic
+            held = suggesters[id(target)] = (target, _Suggester([h.slug for h in target.headings]))
+        known = held[1].known
+        close = held[1].closest(frag.lower())
         hint = (
             f"; did you mean #{close}?"
             if close
@@ -688,6 +692,42 @@ def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 def _outline(skill: Skill, doc: Doc) -> Outline | None:
     return outline_for(skill, doc.entry)
+
+
+# headings a "did you mean" compares an anchor with, at most: difflib's cost grows with each
+# candidate, and a file of thousands of broken anchors to thousands of headings was quadratic
+SUGGEST_MAX = 64
+
+
+class _Suggester:
+    """The headings of one target, bucketed by length, for bounded "did you mean" searches:
+    the candidates nearest in length are compared, SUGGEST_MAX at most (a ratio of 0.6
+    needs lengths within a factor of about 2.3 anyway)."""
+
+    def __init__(self, slugs: list[str]) -> None:
+        self.known = [f"#{slug}" for slug in slugs]
+        self.by_length: dict[int, list[str]] = {}
+        for slug in slugs:
+            bucket = self.by_length.setdefault(len(slug), [])
+            if len(bucket) < SUGGEST_MAX:
+                bucket.append(slug)
+        self.lengths = sorted(self.by_length)
+
+    def closest(self, word: str) -> str | None:
+        import bisect
+
+        picked: list[str] = []
+        lengths, size = self.lengths, len(word)
+        right = bisect.bisect_left(lengths, size)
+        left = right - 1
+        # outwards from the word's length, one bucket at a time: O(SUGGEST_MAX) per anchor
+        while len(picked) < SUGGEST_MAX and (left >= 0 or right < len(lengths)):
+            if right < len(lengths) and (left < 0 or lengths[right] - size <= size - lengths[left]):
+                length, right = lengths[right], right + 1
+            else:
+                length, left = lengths[left], left - 1
+            picked.extend(self.by_length[length][: SUGGEST_MAX - len(picked)])
+        return _closest(word, picked)
 
 
 def _closest(word: str, choices: list[str]) -> str | None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from skillcheck.analysis.edits import proven_fix, raw_matches, span_offsets
 from skillcheck.analysis.fragments import fragment_evidence
+from skillcheck.analysis.links import doc_text, documents
 from skillcheck.rules.base import (
     Context,
     Input,
@@ -14,6 +15,7 @@ from skillcheck.rules.base import (
     rule,
 )
 from skillcheck.source.discover import Discovery
+from skillcheck.source.markdown import MAX_PARSE_CHARS, truncate_lines
 from skillcheck.source.skill import (
     Document,
     Finding,
@@ -27,6 +29,7 @@ from skillcheck.source.skill import (
     SkillSummary,
     Span,
 )
+from skillcheck.source.text import lf_lines
 from skillcheck.targets import every, impact, where
 
 
@@ -39,8 +42,9 @@ from skillcheck.targets import every, impact, where
         Reports directories the search for skills, or the listing of a skill's files, could
         not read (permissions, a directory that vanished during the run), dangling or looping
         symlinks given as PATH, a directory PATH under which no skill is found, and trees
-        deeper or larger than the search bounds (as a warning). A file PATH that belongs to no
-        skill (pre-commit passes every changed file) is ignored, not reported.
+        deeper or larger than the search bounds (never searched, so never a pass). A file
+        PATH that belongs to no skill (pre-commit passes every changed file) is ignored, not
+        reported.
     """,
     why="""
         A directory skillcheck cannot read may hold skills that were never checked; a green run
@@ -631,6 +635,53 @@ def skill_md_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
         span=Span(Pos(1, 1), Pos(1, 1)),
         impact=None,
     )
+
+
+@rule(
+    "SK117",
+    "markdown-not-fully-checked",
+    Severity.ERROR,
+    "A Markdown file is longer than skillcheck parses (512,000 characters).",
+    what="""
+        Reports SKILL.md's body or another Markdown file of the skill longer than the
+        Markdown reader parses (its first 512,000 characters), at the first line left
+        unread. Links, anchors, path mentions and suppression comments after that point are
+        not checked.
+    """,
+    why="""
+        A broken link or an escaping path past the bound would otherwise pass unseen, and a
+        gate must never pass what it did not check. A file this long is also far beyond any
+        runtime's context budget: split it.
+    """,
+    bad="""
+        my-skill/references/everything.md     (900,000 characters)
+    """,
+    good="""
+        my-skill/references/setup.md          (the material, in files of a readable size)
+        my-skill/references/api.md
+    """,
+)
+def markdown_not_fully_checked(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    for doc in documents(skill):
+        text = doc_text(skill, doc)
+        if text is None or len(text) < MAX_PARSE_CHARS - 1:
+            continue  # certainly parsed whole: the lines and their breaks are the text
+        if doc.is_skill_md:
+            assert skill.doc is not None  # documents() lists SKILL.md only when it was read
+            first, lines = skill.doc.body_line, skill.doc.lines[skill.doc.body_line - 1 :]
+        else:
+            first, lines = 1, lf_lines(text)
+        kept, cut = truncate_lines(lines)
+        if not cut:
+            continue
+        line = first + len(kept)
+        yield Finding(
+            f"{doc.rel} is {len(text):,} characters; links, anchors and paths from line"
+            f" {line} on (past the first {MAX_PARSE_CHARS:,}) were not checked. Split it"
+            " into smaller files under references/",
+            span=Span(Pos(line, 1), Pos(line, 1)),
+            path=doc.path,
+        )
 
 
 @rule(

@@ -24,7 +24,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
@@ -95,10 +95,25 @@ def make_temp_dir(target: Path, suffix: str = ".tmp", *, clean: bool = True) -> 
         raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
 
 
-def resolve_output(path: Path, follow_symlinks: bool = True) -> tuple[Path, bool]:
+def holder_of(output: Path, roots: Iterable[tuple[Path, str]]) -> str | None:
+    """The name (second item) of the first of ``roots`` that ``output`` is, or lies inside
+    (both resolved), else None: an output must never replace a skill's file or an input
+    (``lint -o SKILL.md``). The one check every command that writes a named output makes."""
+    target = os.path.realpath(output)
+    for root, name in roots:
+        real = os.path.realpath(root)
+        if target == real or os.path.commonpath([real, target]) == real:
+            return name
+    return None
+
+
+def resolve_output(
+    path: Path, follow_symlinks: bool = True, write_through: bool = True
+) -> tuple[Path, bool]:
     """Where writing ``path`` really goes, and whether it is replaced by rename (True) or
     written through (False, a device, FIFO or socket). Symbolic links are followed, or
-    refused (``OSError`` ELOOP) without ``follow_symlinks``; a directory raises
+    refused (``OSError`` ELOOP) without ``follow_symlinks``; a device, FIFO or socket is
+    refused (``OSError`` EINVAL) without ``write_through``; a directory raises
     ``IsADirectoryError``."""
     path = Path(path)
     if os.path.islink(path):
@@ -111,6 +126,8 @@ def resolve_output(path: Path, follow_symlinks: bool = True) -> tuple[Path, bool
         return path, True
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    if not write_through and not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
     return path, stat.S_ISREG(st.st_mode)
 
 
@@ -121,6 +138,8 @@ def write_atomic_stream(
     mode: int | None = None,
     durable: bool = True,
     follow_symlinks: bool = True,
+    write_through: bool = True,
+    expect: tuple[int, int] | None = None,
 ) -> T:
     """Call ``write`` with a temporary file (opened ``w+b``, seekable), then put its content
     at ``path`` (see the module docstring); return what ``write`` returned. On any failure,
@@ -131,8 +150,12 @@ def write_atomic_stream(
     result cache: a file a crash empties fails to parse and is ignored).
     ``follow_symlinks=False`` refuses a symlink at ``path`` (files skillcheck names itself,
     in a directory someone else may have planted a link in: the cache).
+    ``write_through=False`` refuses a device, FIFO or socket at ``path`` instead of writing
+    into it (a file skillcheck names itself: writing into a planted FIFO would block).
+    ``expect`` is the (st_dev, st_ino) of the file that was read to make the new content
+    (``--fix``): the rename is refused unless ``path`` is still that regular file.
     """
-    path, replace = resolve_output(Path(path), follow_symlinks)
+    path, replace = resolve_output(Path(path), follow_symlinks, write_through)
     if not replace:
         try:
             return _write_through(path, write)
@@ -159,6 +182,8 @@ def write_atomic_stream(
                 os.umask(umask)
                 mode = 0o666 & ~umask
         os.chmod(tmp, mode)
+        if expect is not None:
+            _check_same(path, expect)
         os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):  # best effort: the original error is what matters
@@ -167,6 +192,18 @@ def write_atomic_stream(
             raise _naming(exc, path, tmp) from None
         raise
     return result
+
+
+def _check_same(path: Path, expect: tuple[int, int]) -> None:
+    """Refuse (``OSError`` ESTALE) unless ``path`` is the regular file ``expect`` names: it
+    was replaced (by a link, another file) since it was read. The rename that follows
+    replaces a directory entry and never writes through a link put there meanwhile."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != expect:
+        raise OSError(errno.ESTALE, "replaced since it was read", str(path))
 
 
 def _naming(exc: OSError, path: Path, tmp: str | None) -> OSError:
@@ -197,6 +234,8 @@ def write_atomic(
     mode: int | None = None,
     durable: bool = True,
     follow_symlinks: bool = True,
+    write_through: bool = True,
+    expect: tuple[int, int] | None = None,
 ) -> None:
     write_atomic_stream(
         path,
@@ -204,4 +243,6 @@ def write_atomic(
         mode=mode,
         durable=durable,
         follow_symlinks=follow_symlinks,
+        write_through=write_through,
+        expect=expect,
     )

@@ -33,7 +33,7 @@ class Problem:
 
     path: Path
     message: str
-    warning: bool = False
+    warning: bool = False  # a note (a link not followed), never a bound of the search
 
 
 @dataclass
@@ -393,11 +393,13 @@ def _search(
             if chain and _ignored_by(ignores, chain, sub):
                 continue
             if depth + 1 > MAX_DEPTH:
+                # an error, not a warning: a skill below the bound is never checked, and a
+                # run that found nothing else must not pass
                 result.problems.append(
                     Problem(
                         Path(sub),
-                        f"deeper than {MAX_DEPTH} directory levels; not searched",
-                        warning=True,
+                        f"deeper than {MAX_DEPTH} directory levels; not searched, so no skill"
+                        " in it was checked (lint a deeper PATH)",
                     )
                 )
                 continue
