@@ -12,7 +12,7 @@ refused with a message), the runtime's message, whether the model is offered the
 runtime says so, and the runtime version.
 
     python bench/runtimes/harness.py run --out verdicts.json DIR [DIR ...]
-    python bench/runtimes/harness.py run --runtime codex,openclaw --out v.json --skills-from list.txt
+    python bench/runtimes/harness.py run --runtime codex,openclaw --out v.json --skills-from L
     python bench/runtimes/harness.py run --version claude-code=latest ...   # see drift.py
 """
 
@@ -259,7 +259,7 @@ def drive_claude_code(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
             out[case.key] = Verdict("loaded", msg, case.key in offered)
         elif conditional(case.src):
             # `paths:` skills load as conditional ones, activated when a matching file is touched
-            out[case.key] = Verdict("loaded", "conditional on `paths` (not listed at start)", False)
+            out[case.key] = Verdict("loaded", "conditional on `paths` (not listed at start)")
         elif msg and re.search(r"error|fail|invalid|skip", msg, re.I):
             out[case.key] = Verdict("error", msg)
         else:
@@ -282,10 +282,12 @@ def recv(i):
         m = json.loads(line)
         if m.get("id") == i:
             return m
-send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "h", "version": "0"}}})
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+      "params": {"clientInfo": {"name": "h", "version": "0"}}})
 recv(1)
 send({"jsonrpc": "2.0", "method": "initialized"})
-send({"jsonrpc": "2.0", "id": 2, "method": "skills/list", "params": {"cwds": [sys.argv[2]], "forceReload": True}})
+send({"jsonrpc": "2.0", "id": 2, "method": "skills/list",
+      "params": {"cwds": [sys.argv[2]], "forceReload": True}})
 print(json.dumps(recv(2)))
 p.terminate()
 """
@@ -300,8 +302,11 @@ def drive_codex(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     place(cases, root)
     p = run([sys.executable, "-c", CODEX_RPC, str(CODEX), str(proj)], tmp, home)
     data = json.loads(p.stdout or "{}").get("result", {}).get("data", [{}])[0]
-    loaded = {str(Path(s["path"]).parent.relative_to(root)) for s in data.get("skills", [])
-              if str(s.get("path", "")).startswith(str(root))}
+    loaded = {
+        str(Path(s["path"]).parent.relative_to(root))
+        for s in data.get("skills", [])
+        if str(s.get("path", "")).startswith(str(root))
+    }
     errors = data.get("errors", [])
     out: dict[str, Verdict] = {}
     for case in cases:
@@ -463,6 +468,33 @@ def run_all(
     return results
 
 
+RESERVED = (  # kept for an independent acceptance review: never sampled (issue 27)
+    "anthropics/claude-code",
+    "Jeffallan/claude-skills",
+    "jeremylongshore/claude-code-plugins-plus-skills",
+    "antfu/skills",
+    "posit-dev/skills",
+    "langchain-ai/deepagents",
+    "UiPath/skills",
+    "terrylica/cc-skills",
+    "editframe/skills",
+    "mcollina/skills",
+)
+
+
+def sample(corpus: Path, n: int, seed: int) -> list[Path]:
+    """A seeded sample of skill folders (holding a file named SKILL.md) from the corpus."""
+    import random
+
+    reserved = {r.replace("/", "__").lower() for r in RESERVED}
+    repos = [d for d in sorted(corpus.iterdir()) if d.is_dir()]
+    repos = [d for d in repos if d.name.lower() not in reserved and not d.name[:1].isdigit()]
+    skills = sorted(
+        p.parent for repo in repos for p in repo.rglob("SKILL.md") if ".git" not in p.parts
+    )
+    return sorted(random.Random(seed).sample(skills, min(n, len(skills))))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -472,7 +504,14 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--base", type=Path, help="skill ids are paths relative to this folder")
     r.add_argument("--runtime", default=",".join(DRIVERS))
     r.add_argument("--out", type=Path, required=True)
+    s = sub.add_parser("sample", help="print a seeded sample of skill folders of a corpus")
+    s.add_argument("corpus", type=Path)
+    s.add_argument("--n", type=int, default=1000)
+    s.add_argument("--seed", type=int, default=26)
     args = ap.parse_args(argv)
+    if args.cmd == "sample":
+        print("\n".join(map(str, sample(args.corpus, args.n, args.seed))))
+        return 0
     dirs = list(args.dirs)
     if args.skills_from:
         dirs += [Path(x) for x in args.skills_from.read_text().split("\n") if x.strip()]

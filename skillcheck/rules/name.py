@@ -389,11 +389,13 @@ def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
     what="""
         Reports names containing the reserved words `anthropic` or `claude` (claude.ai and the
         Skills API), skill directories named `synced`, which Claude Code reserves, and skill
-        directories whose name starts with `.`, which Codex's scan skips.
+        directories whose name starts with `.`, which the scans of Codex, the Copilot CLI
+        and OpenClaw skip (Claude Code, OpenSkills and the skills CLI load them).
     """,
     why="""
         claude.ai rejects uploads whose name contains a reserved word; Claude Code uses the
-        `synced` folder for its own skills; Codex silently skips every directory named `.*`.
+        `synced` folder for its own skills; Codex, the Copilot CLI and OpenClaw silently skip
+        every directory named `.*` (observed by running them, bench/runtimes).
     """,
     bad="""
         name: claude-pdf-helper
@@ -426,10 +428,12 @@ def name_reserved(skill: Skill, ctx: Context) -> Iterator[Finding]:
             span=where_,
             impact={"claude-code": Impact(Outcome.DROPPED, Severity.ERROR)},
         )
-    if skill.dir_name.startswith("."):  # Codex's scan skips every entry named '.*'
+    if skill.dir_name.startswith("."):  # scans that skip every entry named '.*'
+        skippers = [t for t in TARGETS.values() if t.hidden_folder is not Outcome.OK]
         yield Finding(
-            f"the directory name {skill.dir_name!r} starts with '.'; Codex skips such"
-            " directories and never loads the skill, rename it",
+            f"the directory name {skill.dir_name!r} starts with '.';"
+            f" {titles([t.name for t in skippers])} skip such directories and never load the"
+            " skill, rename it",
             span=where_,
-            impact={"codex": Impact(Outcome.DROPPED, Severity.ERROR)},
+            impact={t.name: Impact(t.hidden_folder, Severity.ERROR) for t in skippers},
         )

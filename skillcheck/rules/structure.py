@@ -26,7 +26,7 @@ from skillcheck.source.skill import (
     SkillSummary,
     Span,
 )
-from skillcheck.targets import every, impact, where
+from skillcheck.targets import TARGETS, Target, every, impact, titles, where
 
 
 @rule(
@@ -96,31 +96,49 @@ def path_not_checked(discovery: Discovery, ctx: Context) -> Iterator[tuple[None,
 )
 def skill_md_unreadable(skill: Skill, ctx: Context) -> Iterator[Finding]:
     path = skill.skill_md
-    if skill.read_error is not None:
+    linked = path is not None and (
+        path.is_symlink() if skill.read_error else _is_symlink(skill, path)
+    )
+    if skill.read_error is not None and not (linked and path is not None and path.exists()):
         where_ = f"{path.name} " if path is not None else "SKILL.md "
-        if path is not None and path.is_symlink() and path.exists():  # a link out of the skill
-            consequence = (
-                "zip uploads, bundles and Windows checkouts do not carry it, and skillcheck"
-                " follows links only within the directories it lints"
-            )
-        else:
-            consequence = "no runtime can load this skill"
         yield Finding(
-            f"{where_}is {skill.read_error}; {consequence}",
+            f"{where_}is {skill.read_error}; no runtime can load this skill",
             path=path or skill.root,
-            impact=every(Outcome.DROPPED),
+            impact=where(lambda t: t.missing_skill_md),
             help="make SKILL.md a regular, readable file inside the skill directory",
         )
         return
-    if path is not None and _is_symlink(skill, path):
-        outside = ", outside the skill" if skill.skill_md_target is not None else ""
-        yield Finding(
-            f"{path.name} is a symlink to {_readlink(path)!r}{outside}; zip uploads, Windows"
-            " checkouts and copies may lose it",
-            path=path,
-            severity=Severity.WARNING,
-            help="replace the link with the file itself",
+    if path is None or not linked:
+        return
+    outside = skill.read_error is not None or skill.skill_md_target is not None
+    if skill.read_error is not None:  # a link out of the directories being linted
+        consequence = (
+            "skillcheck follows links only within the directories it lints, so its text was"
+            " not checked"
         )
+    else:
+        consequence = "zip uploads, Windows checkouts and copies may lose it"
+    select = where(lambda t: _symlink_outcome(t, outside))
+    followers = [n for n, i in select.items() if i.outcome is Outcome.OK]
+    refusers = [n for n, i in select.items() if i.outcome is not Outcome.OK]
+    said = f"; {titles(refusers)} will not load it" if refusers else ""
+    yield Finding(
+        f"{path.name} is a symlink to {_readlink(path)!r}"
+        f"{', outside the skill' if outside else ''}{said}; {consequence}",
+        path=path,
+        impact=select,
+        help="replace the link with the file itself"
+        + (f" ({titles(followers)} follow it)" if followers and refusers else ""),
+    )
+
+
+def _symlink_outcome(target: Target, outside: bool) -> Impact:
+    """How a runtime treats a symlinked SKILL.md (its profile's `skill_md_symlink`)."""
+    if target.skill_md_symlink == "never":
+        return impact(Outcome.DROPPED)
+    if target.skill_md_symlink == "inside" and outside:
+        return impact(Outcome.REJECTED)
+    return Impact(Outcome.OK, Severity.WARNING)
 
 
 def _is_symlink(skill: Skill, path) -> bool:
@@ -174,19 +192,6 @@ def skill_md_case(skill: Skill, ctx: Context) -> Iterator[Finding]:
     )
 
 
-_NO_FRONTMATTER_IMPACT = {
-    "agentskills": Outcome.REJECTED,
-    "skills-ref": Outcome.REJECTED,
-    "claude-api": Outcome.REJECTED,
-    "claude-code": Outcome.DEGRADED,  # body loads with empty metadata
-    "codex": Outcome.REJECTED,
-    "copilot": Outcome.DROPPED,
-    "cursor": Outcome.REJECTED,
-    "openskills": Outcome.DEGRADED,  # no description line to read
-    "openclaw": Outcome.DROPPED,  # no description: the loader skips the skill silently
-}
-
-
 @rule(
     "SK103",
     "frontmatter-missing",
@@ -221,7 +226,7 @@ def frontmatter_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if doc is None or doc.frontmatter is not None:
         return
     first = doc.lines[0] if doc.lines else ""
-    select: dict[str, Outcome | None] = dict(_NO_FRONTMATTER_IMPACT)
+    select: dict[str, Outcome | None] = {n: t.no_frontmatter for n, t in TARGETS.items()}
     if doc.text.startswith("---"):
         select["skills-ref"] = None  # it splits on the raw substring and may still parse
     span = first_line_span(skill)  # the `---` that is there, or should be
@@ -280,7 +285,7 @@ def frontmatter_unclosed(skill: Skill, ctx: Context) -> Iterator[Finding]:
         "the frontmatter opened on line 1 is never closed; add a line with '---' after the"
         " last field",
         span=Span(Pos(1, 1), Pos(1, 4)),
-        impact=impacts_of(_NO_FRONTMATTER_IMPACT),
+        impact=where(lambda t: t.no_frontmatter),
     )
 
 
@@ -330,10 +335,22 @@ def yaml_syntax(skill: Skill, ctx: Context) -> Iterator[Finding]:
             "the frontmatter holds U+0085, U+2028 or U+2029, which YAML 1.1 loaders read as a"
             " line break; remove it"
         )
+    line = skill.doc.lines[span.start.line - 1] if skill.doc and span.start.line > 0 else ""
+    on_description = line.startswith("description:")
+    colon = "mapping values are not allowed" in problem
+
+    def outcome(t: Target) -> Outcome | Impact | None:
+        requoted = (t.yaml_requote == "colon" and colon and on_description) or (
+            t.yaml_requote == "description" and on_description
+        )
+        if requoted:  # the loader quotes the value and loads the skill as written
+            return Impact(Outcome.OK, Severity.WARNING)
+        return t.malformed_yaml if t.malformed_yaml is not Outcome.OK else None
+
     yield Finding(
         f"invalid YAML in the frontmatter: {problem}",
         span=span,
-        impact=where(lambda t: t.malformed_yaml if t.malformed_yaml is not Outcome.OK else None),
+        impact=where(outcome),
         help=help_,
     )
 
@@ -383,8 +400,13 @@ def frontmatter_not_mapping(skill: Skill, ctx: Context) -> Iterator[Finding]:
     yield Finding(
         f"the frontmatter is {what}, not a mapping; write one 'key: value' per line",
         span=root.span,
-        impact=where(lambda t: t.malformed_yaml if t.malformed_yaml is not Outcome.OK else None),
+        impact=where(_not_mapping),
     )
+
+
+def _not_mapping(t: Target) -> Outcome | None:
+    outcome = t.not_mapping if t.not_mapping is not None else t.malformed_yaml
+    return outcome if outcome is not Outcome.OK else None
 
 
 @rule(
@@ -419,17 +441,7 @@ def duplicate_key(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = skill.doc.frontmatter if skill.doc else None
     if fm is None or fm.root is None:
         return
-    select = {
-        "agentskills": Outcome.REJECTED,
-        "skills-ref": Outcome.REJECTED,
-        "codex": Outcome.REJECTED,
-        "claude-api": Outcome.DEGRADED,
-        "claude-code": Outcome.DEGRADED,
-        "copilot": Outcome.DEGRADED,
-        "cursor": Outcome.DEGRADED,
-        "openskills": Outcome.DEGRADED,
-        "openclaw": Outcome.DEGRADED,  # YAML refuses it; the line reader's last value wins
-    }
+    select = {n: t.duplicate_key for n, t in TARGETS.items()}
     stack = [fm.root]
     while stack:
         node = stack.pop()
@@ -606,6 +618,48 @@ def skill_md_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
         span=Span(Pos(1, 1), Pos(1, 1)),
         impact=None,
     )
+
+
+@rule(
+    "SK117",
+    "skill-md-over-runtime-limit",
+    Severity.ERROR,
+    "SKILL.md is larger than a runtime loads.",
+    what="""
+        Reports a SKILL.md larger than the most a target runtime reads: OpenClaw skips one over
+        256,000 bytes ("File exceeds 256000 bytes") and Claude Code one over 1,000,000 bytes
+        (both measured by running them, see bench/runtimes).
+    """,
+    why="""
+        The runtime leaves the skill out of its catalog and says so only in a log line, so
+        the skill is simply missing for the user.
+    """,
+    bad="""
+        my-skill/SKILL.md        (300 KB of inlined reference tables)
+    """,
+    good="""
+        my-skill/SKILL.md        (the instructions, under 500 lines)
+        my-skill/references/     (the tables, read on demand)
+    """,
+)
+def skill_md_over_runtime_limit(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    doc = skill.doc
+    if doc is None:
+        return
+    over = [
+        t
+        for t in TARGETS.values()
+        if t.skill_md_max_bytes is not None and doc.size > t.skill_md_max_bytes
+    ]
+    if not over:
+        return
+    for t in over:
+        yield Finding(
+            f"SKILL.md is {doc.size:,} bytes; {t.title} skips a SKILL.md over"
+            f" {t.skill_md_max_bytes:,} bytes. Move detail into files under references/",
+            span=Span(Pos(1, 1), Pos(1, 1)),
+            impact={t.name: impact(Outcome.REJECTED)},
+        )
 
 
 @rule(
