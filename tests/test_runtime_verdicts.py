@@ -13,9 +13,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import lint_json
 
 from skillcheck.targets import TARGETS
-from conftest import lint_json
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = json.loads((ROOT / "tests/data/runtime-verdicts.json").read_text(encoding="utf-8"))
