@@ -84,7 +84,7 @@ class Target:
     name_required: bool = True
     description_required: bool = True
     # how the loader treats a bad name: charset, hyphens, length
-    name_charset: str = "ascii"  # "ascii", "nfkc-alnum" (skills-ref), "none"
+    name_charset: str = "ascii"  # "ascii", "nfkc-alnum" (skills-ref), "ascii-loose", "none"
     bad_name: Outcome = Outcome.REJECTED
     name_dir_mismatch: Outcome = Outcome.REJECTED
     name_max: int | None = 64
@@ -110,8 +110,9 @@ class Target:
     crlf: Outcome = Outcome.OK  # CRLF line endings around the frontmatter
     malformed_yaml: Outcome = Outcome.REJECTED
     # the loader retries a YAML error by quoting the value: "colon" when the error is an
-    # unquoted `: ` in a value, "description" when the error is anywhere on a `description:`
-    # line (OpenClaw); the skill then loads as written
+    # unquoted `: ` in the description, "description" when the error is anywhere on a
+    # `description:` line (OpenClaw), "top-level" when it is on any top-level `key: value`
+    # line whose value is plain (Codex); the skill then loads as written
     yaml_requote: str = ""
     no_frontmatter: Outcome = Outcome.REJECTED  # no `---` on line 1, or never closed
     duplicate_key: Outcome = Outcome.DEGRADED  # PyYAML and the line readers keep the last value
@@ -154,11 +155,15 @@ class Target:
     # what the profile was checked against: "<runtime> <version>, run here on <date>" or
     # "modelled from <sources> (<date>)"; shown by `skillcheck rule`, the docs and --target help
     checked: str = ""
+    checked_version: str = ""  # the runtime version run here; empty when modelled
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _run(runtime: str, version: str) -> str:
-    return f"{runtime} {version}, run here on {CHECKED_ON} (bench/runtimes)"
+def _run(runtime: str, version: str) -> dict[str, str]:
+    return {
+        "checked": f"{runtime} {version}, run here on {CHECKED_ON} (bench/runtimes)",
+        "checked_version": version,
+    }
 
 
 TARGETS: dict[str, Target] = {
@@ -187,7 +192,7 @@ TARGETS: dict[str, Target] = {
             strict_parity=True,
             duplicate_key=Outcome.REJECTED,
             missing_skill_md=Outcome.REJECTED,  # "Missing required file: SKILL.md"
-            checked=_run("skills-ref", "0.1.1"),
+            **_run("skills-ref", "0.1.1"),
         ),
         Target(
             name="claude-code",
@@ -210,7 +215,7 @@ TARGETS: dict[str, Target] = {
             metadata_not_map=Outcome.DEGRADED,  # dropped
             skill_md_max_bytes=1_000_000,  # "exceeds 1000000 bytes", in the debug log
             boolean_fields=frozenset({"disable-model-invocation", "user-invocable", "background"}),
-            checked=_run("Claude Code", "2.1.332"),
+            **_run("Claude Code", "2.1.332"),
         ),
         Target(
             name="claude-api",
@@ -241,12 +246,14 @@ TARGETS: dict[str, Target] = {
             description_max=None,  # a 1,919-character description loads
             compatibility_max=None,
             bom=Outcome.REJECTED,  # "missing YAML frontmatter delimited by ---"
-            yaml_requote="colon",  # an unquoted `: ` in a value loads
+            # a YAML error on a plain top-level value (`description: Use when: x`,
+            # `argument-hint: [a] [b]`) loads: the value is read quoted
+            yaml_requote="top-level",
             duplicate_key=Outcome.REJECTED,
             metadata_not_map=Outcome.REJECTED,  # "expected struct SkillFrontmatterMetadata"
             skill_md_symlink="never",  # any symlinked SKILL.md is skipped silently
             hidden_folder=Outcome.DROPPED,
-            checked=_run("Codex CLI", "0.171.0"),
+            **_run("Codex CLI", "0.171.0"),
         ),
         Target(
             name="copilot",
@@ -272,8 +279,9 @@ TARGETS: dict[str, Target] = {
             unknown_field=Outcome.OK,
             name_required=False,  # falls back to the directory name
             description_required=False,  # loads without one
-            name_charset="none",  # upper case, `_` and spaces load
-            bad_name=Outcome.OK,
+            # "must start with an ASCII letter or number and contain only ASCII letters (a-z,
+            # A-Z), numbers, hyphens, underscores, dots, colons, and spaces"
+            name_charset="ascii-loose",
             name_dir_mismatch=Outcome.OK,
             compatibility_max=None,
             string_fields=("name", "description"),  # "Skill description must be a string"
@@ -290,7 +298,7 @@ TARGETS: dict[str, Target] = {
                 "~/.copilot/skills",
                 "~/.agents/skills",
             ),
-            checked=_run("Copilot CLI", "1.0.102"),
+            **_run("Copilot CLI", "1.0.102"),
         ),
         Target(
             name="cursor",
@@ -320,7 +328,7 @@ TARGETS: dict[str, Target] = {
             malformed_yaml=Outcome.OK,  # reads the description with a regex, not YAML
             no_frontmatter=Outcome.DEGRADED,  # no description line to read
             non_utf8=Outcome.DEGRADED,
-            checked=_run("OpenSkills", "1.5.0"),
+            **_run("OpenSkills", "1.5.0"),
         ),
         Target(
             name="openclaw",
@@ -350,7 +358,7 @@ TARGETS: dict[str, Target] = {
                 "~/.agents/skills",
                 "~/.openclaw/skills",
             ),
-            checked=_run("OpenClaw", "2026.9.6"),
+            **_run("OpenClaw", "2026.9.6"),
         ),
         Target(
             name="skills-cli",
@@ -366,7 +374,7 @@ TARGETS: dict[str, Target] = {
             string_fields=("name", "description"),  # "must be strings (got number ...)"
             duplicate_key=Outcome.REJECTED,
             non_utf8=Outcome.DEGRADED,
-            checked=_run("skills CLI", "1.7.4"),
+            **_run("skills CLI", "1.7.4"),
         ),
         Target(
             name="gh-skill",
@@ -383,6 +391,18 @@ TARGETS: dict[str, Target] = {
 }
 
 DEFAULT_TARGETS: tuple[str, ...] = ("agentskills",)
+
+
+def checked_label(target: Target) -> str:
+    """`2.1.332, run 2026-11-28` or `modelled`, for help texts."""
+    if target.checked_version:
+        return f"{target.checked_version}, run {CHECKED_ON}"
+    return "modelled"
+
+
+def targets_help() -> str:
+    """One line per target: name, what it is, what it was checked against."""
+    return "\n".join(f"{t.name}: {t.title} ({t.checked})" for t in TARGETS.values())
 
 
 def parse_targets(value: str | list[str]) -> tuple[str, ...]:

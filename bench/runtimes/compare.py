@@ -155,6 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("verdicts", type=Path)
     ap.add_argument("--base", type=Path, required=True, help="skill ids are relative to this")
     ap.add_argument("--skills-from", type=Path, help="lint these skill dirs instead of --base")
+    ap.add_argument(
+        "--lint-report",
+        type=Path,
+        help="a saved `lint --target all --format json` of the whole corpus (a SKILL.md linked"
+        " from elsewhere in its repository is then read as the runtimes read it)",
+    )
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json-out", type=Path)
     args = ap.parse_args(argv)
@@ -164,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         paths = [args.base]
     report: dict[str, Any] = {"skills": [], "diagnostics": []}
+    if args.lint_report:
+        report = json.loads(args.lint_report.read_text(encoding="utf-8"))
+        paths = []
     for i in range(0, len(paths), 200):  # keep argv short
         part = lint(paths[i : i + 200])
         report["skills"] += part["skills"]

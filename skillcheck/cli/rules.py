@@ -30,4 +30,6 @@ def rule_command(code_or_slug: str) -> None:
     found = get_rule(code_or_slug)
     if found is None:
         raise UsageError(f"no rule {code_or_slug!r} (see `skillcheck rules`)")
-    emit(found.docs_markdown(), None)
+    from skillcheck.targets import targets_help
+
+    emit(found.docs_markdown() + "\nTarget profiles:\n" + targets_help() + "\n", None)

@@ -198,6 +198,9 @@ def name_too_long(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
 
 
+_LOOSE_NAME = LazyPattern(r"[A-Za-z0-9][A-Za-z0-9_.: -]*")
+
+
 def _charset_problem(value: str, charset: str) -> str | None:
     """What is wrong with the characters of ``value`` under a charset rule, or None."""
     if charset == "ascii":
@@ -208,6 +211,13 @@ def _charset_problem(value: str, charset: str) -> str | None:
         others = [repr(c) for c in bad if c not in upper]
         parts = (["upper-case letters"] if upper else []) + others[:5]
         return "contains " + (" and ".join(parts) if len(parts) <= 2 else ", ".join(parts))
+    if charset == "ascii-loose":  # Copilot CLI: letters of either case, `_ . :` and spaces
+        if _LOOSE_NAME.fullmatch(value):
+            return None
+        bad = sorted({c for c in value if not (c.isascii() and (c.isalnum() or c in "-_.: "))})
+        if value[:1] and not (value[0].isascii() and value[0].isalnum()):
+            return f"starts with {value[0]!r}"
+        return "contains " + ", ".join(repr(c) for c in bad[:5])
     if charset == "nfkc-alnum":
         norm = unicodedata.normalize("NFKC", value.strip())
         if norm != norm.lower():
@@ -302,7 +312,9 @@ def name_hyphens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     problems: list[str] = []
     select = {}
     for t in TARGETS.values():
-        if t.name_charset == "none" or not _reads_as_text(node, t):
+        # the loose charset (Copilot CLI) allows `--` and a trailing hyphen; SK204 reports a
+        # leading one
+        if t.name_charset in ("none", "ascii-loose") or not _reads_as_text(node, t):
             continue
         # skills-ref checks after NFKC, which turns a full-width '－' into '-'
         seen = unicodedata.normalize("NFKC", text) if t.all_strings else text

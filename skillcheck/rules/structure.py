@@ -13,6 +13,7 @@ from skillcheck.rules.base import (
     rule,
 )
 from skillcheck.source.discover import Discovery
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import (
     Document,
     Finding,
@@ -339,9 +340,13 @@ def yaml_syntax(skill: Skill, ctx: Context) -> Iterator[Finding]:
     on_description = line.startswith("description:")
     colon = "mapping values are not allowed" in problem
 
+    plain_top_level = _PLAIN_TOP_LEVEL.match(line) is not None
+
     def outcome(t: Target) -> Outcome | Impact | None:
-        requoted = (t.yaml_requote == "colon" and colon and on_description) or (
-            t.yaml_requote == "description" and on_description
+        requoted = (
+            (t.yaml_requote == "colon" and colon and on_description)
+            or (t.yaml_requote == "description" and on_description)
+            or (t.yaml_requote == "top-level" and plain_top_level)
         )
         if requoted:  # the loader quotes the value and loads the skill as written
             return Impact(Outcome.OK, Severity.WARNING)
@@ -353,6 +358,10 @@ def yaml_syntax(skill: Skill, ctx: Context) -> Iterator[Finding]:
         impact=where(outcome),
         help=help_,
     )
+
+
+# a top-level `key: value` line whose value is plain (not quoted, not a block scalar)
+_PLAIN_TOP_LEVEL = LazyPattern(r"[A-Za-z0-9_-]+:[ \t]+[^\s\"'|>]")
 
 
 def _char_at(skill: Skill, span: Span) -> str:
