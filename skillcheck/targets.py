@@ -326,7 +326,8 @@ TARGETS: dict[str, Target] = {
             compatibility_max=None,
             regex_description=True,
             malformed_yaml=Outcome.OK,  # reads the description with a regex, not YAML
-            no_frontmatter=Outcome.DEGRADED,  # no description line to read
+            no_frontmatter=Outcome.DEGRADED,  # unless a `description:` line is there to read
+            not_mapping=Outcome.DEGRADED,  # no description line to read
             non_utf8=Outcome.DEGRADED,
             **_run("OpenSkills", "1.5.0"),
         ),

@@ -7,9 +7,11 @@ skill directories), maps each runtime to its target (versions.json) and prints a
 
 - load level: the runtime loads the skill (listed) vs not (silently absent or refused);
   skillcheck `ok`/`degraded` vs `rejected`/`dropped`;
-- fine level: runtime `ok` (loaded and offered to the model where the runtime says), `degraded`
-  (loaded but not offered), `dropped` (absent, no message), `rejected` (refused with a message)
-  against skillcheck's outcome of the same names.
+- fine level: runtime `ok` (loaded, offered to the model where the runtime says, and listed with
+  the author's name and description where its output shows them), `degraded` (loaded, but not
+  offered, or listed with another name, an empty or different description, or U+FFFD in it),
+  `dropped` (absent, no message), `rejected` (refused with a message), against skillcheck's
+  outcome of the same names.
 
 Every disagreement is listed with the runtime's message and skillcheck's rule ids for the target.
 """
@@ -43,12 +45,56 @@ def model_opt_out(skill: Path) -> bool:
     return re.search(pattern, head, re.M | re.I) is not None
 
 
+def written(skill: Path) -> tuple[object, object] | None:
+    """The name and description as the author wrote them (strict UTF-8, YAML), or None when
+    the frontmatter cannot be read that way (then only what the runtime shows is judged)."""
+    import yaml
+
+    try:
+        text = (skill / "SKILL.md").read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    text = text.lstrip("\ufeff").replace("\r\n", "\n")
+    match = re.match(r"---\n(.*?)\n---[ \t]*(\n|$)", text, re.S)
+    if not match:
+        return None
+    try:
+        # every scalar as the text written: `description: 12345` is the text the author meant
+        data = yaml.load(match.group(1), Loader=yaml.BaseLoader)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(data, dict):
+        return None, None  # parses, but holds no fields
+    return data.get("name"), data.get("description")
+
+
+def _flat(value: object) -> str:
+    return " ".join(str(value).split())
+
+
+def shown_degraded(record: dict[str, Any], skill: Path) -> bool:
+    """The runtime lists the skill with a name or description other than the author's."""
+    shown = record.get("shown_description")
+    if shown is None:
+        return False
+    if not str(shown).strip() or "\ufffd" in str(shown):
+        return True
+    author = written(skill)
+    if author is None:
+        return False
+    name, description = author
+    if not isinstance(description, str) or _flat(shown) != _flat(description):
+        return True
+    listed = record.get("shown_name")
+    return isinstance(name, str) and listed is not None and str(listed) != name.strip()
+
+
 def runtime_fine(record: dict[str, Any], skill: Path) -> str | None:
     verdict = record["verdict"]
     if verdict == "loaded":
         if record.get("offered") is False and not model_opt_out(skill):
             return "degraded"
-        return "ok"
+        return "degraded" if shown_degraded(record, skill) else "ok"
     return {"error": "rejected", "dropped": "dropped"}.get(verdict)
 
 

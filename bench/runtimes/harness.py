@@ -56,6 +56,9 @@ class Verdict:
     verdict: str  # loaded | dropped | error | unknown
     message: str = ""
     offered: bool | None = None  # offered to the model (Claude Code `skills`, OpenClaw)
+    # the name and description the runtime lists, where its output shows them
+    shown_name: str | None = None
+    shown_description: str | None = None
 
 
 @dataclass
@@ -190,7 +193,13 @@ def drive_openclaw(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
         msg = lines_about(p.stderr, case.key)
         hit = next((listed[n] for n in case.names if n in listed), None)
         if hit is not None:
-            out[case.key] = Verdict("loaded", msg, bool(hit.get("modelVisible")))
+            out[case.key] = Verdict(
+                "loaded",
+                msg,
+                bool(hit.get("modelVisible")),
+                hit.get("name"),
+                hit.get("description"),
+            )
         elif msg:
             out[case.key] = Verdict("error", msg)
         else:
@@ -322,7 +331,7 @@ def drive_codex(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     )
     data = json.loads(p.stdout or "{}").get("result", {}).get("data", [{}])[0]
     loaded = {
-        str(Path(s["path"]).parent.relative_to(root))
+        str(Path(s["path"]).parent.relative_to(root)): s
         for s in data.get("skills", [])
         if str(s.get("path", "")).startswith(str(root))
     }
@@ -331,7 +340,8 @@ def drive_codex(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     for case in cases:
         errs = [e.get("message", "") for e in errors if mentions(str(e.get("path", "")), case.key)]
         if case.key in loaded:
-            out[case.key] = Verdict("loaded")
+            s = loaded[case.key]
+            out[case.key] = Verdict("loaded", "", None, s.get("name"), s.get("description"))
         elif errs:
             out[case.key] = Verdict("error", " | ".join(errs)[:400])
         else:
@@ -352,12 +362,15 @@ def drive_copilot_cli(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     p = run([str(INSTALLS["copilot-cli"] / COPILOT_BIN), "skill", "list", "--json"], proj, home)
     start = p.stdout.find("[")
     listed = json.loads(p.stdout[start:]) if start >= 0 else []
-    loaded = {Path(s["path"]).name for s in listed if str(s.get("path", "")).startswith(str(root))}
+    loaded = {
+        Path(s["path"]).name: s for s in listed if str(s.get("path", "")).startswith(str(root))
+    }
     out: dict[str, Verdict] = {}
     for case in cases:
         msg = lines_about(p.stderr + p.stdout[:start], case.key)
         if case.key in loaded:
-            out[case.key] = Verdict("loaded", msg)
+            s = loaded[case.key]
+            out[case.key] = Verdict("loaded", msg, None, s.get("name"), s.get("description"))
         elif msg:
             out[case.key] = Verdict("error", msg)
         else:
@@ -392,12 +405,15 @@ def drive_openskills(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     cli = INSTALLS["openskills"] / "node_modules/.bin/openskills"
     p = run([str(NODE24), str(cli), "list"], proj, home)
     text = ANSI.sub("", p.stdout)
-    listed = {m.group(1) for m in re.finditer(r"^  (\S+)\s+\((?:project|global)\)", text, re.M)}
+    listed = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^  (\S+)\s+\((?:project|global)\)\n {4}(.*)$", text, re.M)
+    }
     out: dict[str, Verdict] = {}
     for case in cases:
         msg = lines_about(ANSI.sub("", p.stderr), case.key)
         if case.key in listed:
-            out[case.key] = Verdict("loaded", msg)
+            out[case.key] = Verdict("loaded", msg, None, case.key, listed[case.key].strip())
         elif msg:
             out[case.key] = Verdict("error", msg)
         else:

@@ -227,7 +227,7 @@ def frontmatter_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if doc is None or doc.frontmatter is not None:
         return
     first = doc.lines[0] if doc.lines else ""
-    select: dict[str, Outcome | None] = {n: t.no_frontmatter for n, t in TARGETS.items()}
+    select: dict[str, Outcome | None] = {n: _no_frontmatter(t, doc) for n, t in TARGETS.items()}
     if doc.text.startswith("---"):
         select["skills-ref"] = None  # it splits on the raw substring and may still parse
     span = first_line_span(skill)  # the `---` that is there, or should be
@@ -245,6 +245,16 @@ def frontmatter_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
         span = Span(Pos(1, 1), Pos(1, len(first) + 1))
     yield Finding(message, span=span, impact=impacts_of(select))
+
+
+def _no_frontmatter(target: Target, doc: Document | None) -> Outcome | None:
+    """A line-regex reader (OpenSkills) still finds a `description:` line anywhere."""
+    if target.regex_description and doc is not None and _DESCRIPTION_LINE.search(doc.text):
+        return None
+    return target.no_frontmatter
+
+
+_DESCRIPTION_LINE = LazyPattern(r"(?m)^description:[ \t]*\S")
 
 
 def impacts_of(select: Mapping[str, Outcome | None]) -> dict[str, Impact]:
@@ -286,7 +296,7 @@ def frontmatter_unclosed(skill: Skill, ctx: Context) -> Iterator[Finding]:
         "the frontmatter opened on line 1 is never closed; add a line with '---' after the"
         " last field",
         span=Span(Pos(1, 1), Pos(1, 4)),
-        impact=where(lambda t: t.no_frontmatter),
+        impact=where(lambda t: _no_frontmatter(t, skill.doc)),
     )
 
 
