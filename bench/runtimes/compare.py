@@ -100,7 +100,9 @@ def runtime_fine(record: dict[str, Any], skill: Path) -> str | None:
 
 def lint(paths: list[Path]) -> dict[str, Any]:
     argv = [sys.executable, "-m", "skillcheck", "lint", "--isolated", "--no-cache"]
-    argv += ["--target", "all", "--format", "json", *map(str, paths)]
+    # SK801 (two skills of one folder with one name) is left out: the harness puts skills
+    # with the same name in different batches, so no runtime sees such a collision
+    argv += ["--target", "all", "--format", "json", "--ignore", "SK801", *map(str, paths)]
     out = subprocess.run(argv, capture_output=True, text=True, check=False)
     if out.returncode not in (0, 1):
         raise SystemExit(f"skillcheck failed: {out.stderr.strip()[:500]}")

@@ -256,6 +256,15 @@ def claude_init(proj: Path, home: Path, log: Path) -> dict[str, object]:
 _claude_builtins: set[str] | None = None
 
 
+def hidden_skill(skill: Path) -> bool:
+    """`user-invocable: false` in the frontmatter (Claude Code lists such skills nowhere)."""
+    try:
+        head = (skill / "SKILL.md").read_bytes()[:20000].decode("utf-8", "replace")
+    except OSError:
+        return False
+    return re.search(r"^user-invocable:\s*['\"]?(false|no|off|0)\b", head, re.M | re.I) is not None
+
+
 def conditional(skill: Path) -> bool:
     try:
         head = (skill / "SKILL.md").read_bytes()[:20000].decode("utf-8", "replace")
@@ -278,10 +287,22 @@ def drive_claude_code(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     commands = set(map(str, init.get("slash_commands", [])))  # type: ignore[call-overload]
     offered = set(map(str, init.get("skills", [])))  # type: ignore[call-overload]
     text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    # `user-invocable: false` skills are loaded but listed in neither init list: count them
+    # against the loader's "Loaded N unique skills (... project: N" line
+    project = re.search(r"Loaded \d+ unique skills \(.*?project: (\d+)", text)
+    listed = {c.key for c in cases if c.key in commands or c.key in offered}
+    hidden = {c.key for c in cases if c.key not in listed and hidden_skill(c.src)}
+    hidden_ok = project is not None and int(project.group(1)) == len(listed) + len(hidden)
     out: dict[str, Verdict] = {}
     for case in cases:
         msg = lines_about(text, case.key)
-        if case.key in _claude_builtins:
+        if case.key in hidden and not re.search(r"error|fail|invalid|skip", msg, re.I):
+            out[case.key] = (
+                Verdict("loaded", "user-invocable: false; counted by the loader, not listed")
+                if hidden_ok
+                else Verdict("unknown", "user-invocable: false and the loader's count differs")
+            )
+        elif case.key in _claude_builtins:
             out[case.key] = Verdict("unknown", "folder name is a built-in command")
         elif case.key in commands or case.key in offered:
             # `user-invocable: false` skills are offered to the model but are no command
