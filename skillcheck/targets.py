@@ -111,8 +111,8 @@ class Target:
     malformed_yaml: Outcome = Outcome.REJECTED
     # the loader retries a YAML error by quoting the value: "colon" when the error is an
     # unquoted `: ` in the description, "description" when the error is anywhere on a
-    # `description:` line (OpenClaw), "top-level" when it is on any top-level `key: value`
-    # line whose value is plain (Codex); the skill then loads as written
+    # `description:` line (OpenClaw), "top-level" when it is on a top-level `key: value`
+    # line (Codex; see its profile); the skill then loads as written
     yaml_requote: str = ""
     no_frontmatter: Outcome = Outcome.REJECTED  # no `---` on line 1, or never closed
     duplicate_key: Outcome = Outcome.DEGRADED  # PyYAML and the line readers keep the last value
@@ -246,8 +246,9 @@ TARGETS: dict[str, Target] = {
             description_max=None,  # a 1,919-character description loads
             compatibility_max=None,
             bom=Outcome.REJECTED,  # "missing YAML frontmatter delimited by ---"
-            # a YAML error on a plain top-level value (`description: Use when: x`,
-            # `argument-hint: [a] [b]`) loads: the value is read quoted
+            # a YAML error on a top-level value loads, read quoted (`description: Use when:
+            # x`, `argument-hint: [a] [b]`), unless the key is one Codex reads and the value
+            # starts with a YAML indicator (`metadata: {"a": 1`, `description: , and`)
             yaml_requote="top-level",
             duplicate_key=Outcome.REJECTED,
             metadata_not_map=Outcome.REJECTED,  # "expected struct SkillFrontmatterMetadata"

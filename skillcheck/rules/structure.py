@@ -350,13 +350,20 @@ def yaml_syntax(skill: Skill, ctx: Context) -> Iterator[Finding]:
     on_description = line.startswith("description:")
     colon = "mapping values are not allowed" in problem
 
-    plain_top_level = _PLAIN_TOP_LEVEL.match(line) is not None
+    top = _TOP_LEVEL_VALUE.match(line)
+
+    def top_level_requoted(t: Target) -> bool:
+        # a value of a key the loader does not read is quoted whatever it starts with; one it
+        # reads only when it does not start with a YAML indicator (`{`, `[`, `,`, quotes ...)
+        if top is None:
+            return False
+        return top.group(1) not in t.known_fields or top.group(2)[0] not in _INDICATORS
 
     def outcome(t: Target) -> Outcome | Impact | None:
         requoted = (
             (t.yaml_requote == "colon" and colon and on_description)
             or (t.yaml_requote == "description" and on_description)
-            or (t.yaml_requote == "top-level" and plain_top_level)
+            or (t.yaml_requote == "top-level" and top_level_requoted(t))
         )
         if requoted:  # the loader quotes the value and loads the skill as written
             return Impact(Outcome.OK, Severity.WARNING)
@@ -370,8 +377,9 @@ def yaml_syntax(skill: Skill, ctx: Context) -> Iterator[Finding]:
     )
 
 
-# a top-level `key: value` line whose value is plain (not quoted, not a block scalar)
-_PLAIN_TOP_LEVEL = LazyPattern(r"[A-Za-z0-9_-]+:[ \t]+[^\s\"'|>]")
+# a top-level `key: value` line with a value on it (not a block scalar)
+_TOP_LEVEL_VALUE = LazyPattern(r"([A-Za-z0-9_-]+):[ \t]+([^\s|>])")
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 
 
 def _char_at(skill: Skill, span: Span) -> str:
