@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from skillcheck.source.skill import Impact, Outcome, Severity
 
@@ -159,7 +160,12 @@ class Target:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _run(runtime: str, version: str) -> dict[str, str]:
+class _Checked(TypedDict):
+    checked: str
+    checked_version: str
+
+
+def _run(runtime: str, version: str) -> _Checked:
     return {
         "checked": f"{runtime} {version}, run here on {CHECKED_ON} (bench/runtimes)",
         "checked_version": version,
