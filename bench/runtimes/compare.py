@@ -69,7 +69,9 @@ def written(skill: Path) -> tuple[object, object] | None:
 
 
 def _flat(value: object) -> str:
-    return " ".join(str(value).split())
+    # line breaks count (a runtime that joins a multi-line description changes what the model
+    # reads); the ends and CRLF do not
+    return str(value).replace("\r\n", "\n").strip()
 
 
 def shown_degraded(record: dict[str, Any], skill: Path) -> bool:

@@ -196,7 +196,9 @@ def drive_openclaw(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
             out[case.key] = Verdict(
                 "loaded",
                 msg,
-                bool(hit.get("modelVisible")),
+                # a skill gated on a binary or variable this machine lacks is hidden from the
+                # model here, not because of how it is written: not judged
+                None if any(hit.get("missing", {}).values()) else bool(hit.get("modelVisible")),
                 hit.get("name"),
                 hit.get("description"),
             )
