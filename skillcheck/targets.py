@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict
 
+from skillcheck.source.display import did_you_mean
 from skillcheck.source.skill import Impact, Outcome, Severity
 
 CHECKED_ON = "2026-11-28"  # when bench/runtimes last ran the runtimes run here
@@ -426,7 +427,8 @@ def parse_targets(value: str | list[str]) -> tuple[str, ...]:
             continue
         if item not in TARGETS:
             known = ", ".join([*TARGETS, "all"])
-            raise ValueError(f"unknown target {item!r}; known targets: {known}")
+            hint = did_you_mean(item, [*TARGETS, "all"])
+            raise ValueError(f"unknown target {item!r}{hint}; known targets: {known}")
         names.append(item)
     if not names:
         raise ValueError("no target given")
