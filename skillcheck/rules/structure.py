@@ -115,11 +115,17 @@ def skill_md_unreadable(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if skill.read_error is not None:  # a link out of the directories being linted
         consequence = (
             "skillcheck follows links only within the directories it lints, so its text was"
-            " not checked"
+            " not checked: lint a folder that holds both"
         )
     else:
         consequence = "zip uploads, Windows checkouts and copies may lose it"
     select = where(lambda t: _symlink_outcome(t, outside))
+    if skill.read_error is not None:
+        # the runtimes that follow the link load a text skillcheck never read: not a pass
+        select = {
+            n: Impact(i.outcome, Severity.ERROR) if i.outcome is Outcome.OK else i
+            for n, i in select.items()
+        }
     followers = [n for n, i in select.items() if i.outcome is Outcome.OK]
     refusers = [n for n, i in select.items() if i.outcome is not Outcome.OK]
     said = f"; {titles(refusers)} will not load it" if refusers else ""
