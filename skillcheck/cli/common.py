@@ -22,6 +22,7 @@ from skillcheck.errors import (
     SkillcheckError,
     UsageError,
 )
+from skillcheck.targets import TARGETS, checked_label
 
 if TYPE_CHECKING:  # at run time only inside the functions: `skillcheck --help` stays cheap
     from skillcheck.settings import Settings
@@ -174,7 +175,10 @@ def common_skill_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "--target",
             "target",
             metavar="NAME[,NAME...]",
-            help="Runtimes that load the skills (default: agentskills; 'all').",
+            help="Runtimes that load the skills (default: agentskills; 'all'): "
+            + ", ".join(f"{n} ({checked_label(t)})" for n, t in TARGETS.items())
+            + ". 'run' = held to that runtime version, run offline on that date;"
+            " 'modelled' = from its docs.",
         ),
         click.option("--quiet", "-q", is_flag=True, help="Print diagnostics only."),
         click.option(

@@ -581,10 +581,14 @@ def description_not_string(skill: Skill, ctx: Context) -> Iterator[Finding]:
     node = fm.node("description") if fm else None
     if node is None or node.resolved().kind == "scalar":
         return
+    select = _required(Outcome.DEGRADED)
+    # loaders that type-check the value refuse it ("Skill description must be a string")
+    select |= where(lambda t: Outcome.REJECTED if "description" in t.string_fields else None)
+    select |= where(lambda t: Outcome.DEGRADED if t.coerce_description else None)
     yield Finding(
         f"'description' is a {node.resolved().kind}; write it as one line of text",
         span=node.span,
-        impact=_required(Outcome.DEGRADED),
+        impact=select,
     )
 
 

@@ -10,7 +10,7 @@ from skillcheck.analysis.edits import proven_fix
 from skillcheck.rules.base import Context, rule
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import Document, Finding, Fix, Impact, Outcome, Severity, Skill
-from skillcheck.targets import every, impact, where
+from skillcheck.targets import TARGETS, impacts, where
 
 # claude.ai's and package_skill.py's frontmatter match (RUNTIMES.md, claude-api)
 _LF_FRONTMATTER = LazyPattern(r"---\n(.*?)\n---", re.DOTALL)
@@ -117,7 +117,9 @@ def line_endings(skill: Skill, ctx: Context) -> Iterator[Finding]:
     why="""
         The specification's loaders read UTF-8: skills-ref crashes on other bytes, Codex
         (`read_to_string`) and claude.ai (`read_text`) reject the file, and a UTF-16 file has
-        no `---` line that any of them can see.
+        no `---` line that any of them can see. Claude Code, the Copilot CLI, OpenClaw,
+        OpenSkills and the skills CLI load it with replacement characters in place of the
+        bad bytes.
     """,
     bad="""
         SKILL.md saved as "UTF-16 LE" by an editor, or containing a Latin-1 byte 0xE9.
@@ -139,11 +141,11 @@ def encoding(skill: Skill, ctx: Context) -> Iterator[Finding]:
             message = "NUL byte in SKILL.md; it is binary to most tools, remove it"
         else:
             continue
-        overrides: dict[str, Outcome | Impact | None] = {"openskills": impact(Outcome.DEGRADED)}
+        select: dict[str, Outcome | Impact | None] = {n: t.non_utf8 for n, t in TARGETS.items()}
         if issue.kind == "nul":
             # skills-ref reads a NUL fine; in the frontmatter its YAML reader rejects it (SK105)
-            overrides["skills-ref"] = None
-        yield Finding(message, span=issue.span, impact=every(Outcome.REJECTED, overrides))
+            select["skills-ref"] = None
+        yield Finding(message, span=issue.span, impact=impacts(select))
 
 
 # --- the fixes of SK901 and SK902 (applied by fix.py) ---------------------------------

@@ -19,6 +19,7 @@ from skillcheck.source.anchors import mark_lines
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_file, read_text
 from skillcheck.source.skill import Finding, Impact, Outcome, Pos, Severity, Skill, SkillFile, Span
+from skillcheck.targets import every
 
 MAX_PER_FILE = 20  # findings of one rule listed per file
 
@@ -72,7 +73,11 @@ _BANG = LazyPattern(r"(?:^|(?<=\s))!`([^`\n]+)`")
         Reports each `` !`command` `` in the SKILL.md body (after a space or at the start of a
         line) and each fenced block opened with `` ```! ``. Claude Code runs these commands
         in a shell when the skill is invoked, before the model reads the skill, and puts
-        their output in place of the command.
+        their output in place of the command. It does so inside code fences and inline code
+        too (checked with Claude Code 2.1.332): an example in a fence is an error for the
+        `claude-code` target, since invoking the skill runs it, or fails with "Shell command
+        permission check failed" when `allowed-tools` does not grant it. `! `cmd`` (a space
+        after `!`) is left alone.
     """,
     why="""
         The command runs on the user's machine with the user's permissions every time the
@@ -111,11 +116,27 @@ def shell_on_invocation(skill: Skill, ctx: Context) -> Iterator[Finding]:
             count += 1
             if count > MAX_PER_FILE:
                 return
+            span = Span(Pos(line.number, start + 1), Pos(line.number, max(end, start + 1) + 1))
+            if line.fence is not None and what.startswith("!`"):
+                # an example meant to be shown: Claude Code runs it anyway (checked with
+                # 2.1.332), and without an allowed-tools grant the invocation fails
+                yield Finding(
+                    f"{what} is inside a code fence, but Claude Code still runs it when the"
+                    " skill is invoked, and the invocation fails unless allowed-tools grants"
+                    " the command; write the example as '! `…`' (a space after '!'), which"
+                    " Claude Code leaves alone",
+                    span=span,
+                    impact=every(Impact(Outcome.OK, Severity.INFO), {"claude-code": _FENCED}),
+                )
+                continue
             yield Finding(
                 f"{what} runs a shell command when Claude Code invokes the skill, before the"
                 " model reads it; review what it does (other runtimes show the text as is)",
-                span=Span(Pos(line.number, start + 1), Pos(line.number, max(end, start + 1) + 1)),
+                span=span,
             )
+
+
+_FENCED = Impact(Outcome.DEGRADED, Severity.ERROR)
 
 
 # --- SK708 interactive scripts ------------------------------------------------------------------
