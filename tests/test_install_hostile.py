@@ -458,3 +458,25 @@ def test_a_killed_install_is_never_linted_and_the_next_install_removes_it(
     assert _leftovers(dest) == [RECORD]
     assert source_files(dest / "beta") == source_files(skills / "beta")  # put back
     assert source_files(dest / "alpha") == source_files(skills / "alpha")
+
+
+def test_every_reliability_guarantee_names_tests_that_exist() -> None:
+    import re
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Reliability\n", 1)[1].split("\n## ", 1)[0]
+    guarantees = [g for g in section.split("\n- ")[1:] if g.startswith("**")]
+    assert len(guarantees) >= 10
+    defined = {
+        m.group(1)
+        for path in Path(__file__).parent.glob("test_*.py")
+        for m in re.finditer(r"^def (test_\w+)", path.read_text(encoding="utf-8"), re.M)
+    }
+    for guarantee in guarantees:
+        named = re.findall(r"(?:::|`)(test_\w+)`", guarantee)
+        named += re.findall(r"::(test_\w+)", guarantee)
+        if "(same test)" in guarantee:
+            continue
+        assert named, f"no test named for: {guarantee[:60]}"
+        for name in named:
+            assert name in defined, name
