@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import BinaryIO
+
+from skillcheck.source.lazy import LazyPattern
 
 MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message's body
 MAX_HEADER = 8192  # bytes of one message's header block
@@ -31,7 +32,7 @@ MAX_DIGITS = 10
 _READ = 1 << 16
 
 # the start of a header: anywhere in the input, never inside a JSON body
-_HEADER = re.compile(rb"Content-Length:[ \t]*([0-9]+)[ \t]*\r?\n")
+_HEADER = LazyPattern(rb"Content-Length:[ \t]*([0-9]+)[ \t]*\r?\n")
 _KEEP = 64  # bytes of an unmatched tail kept: a header may be split between two reads
 
 log = logging.getLogger(__name__)

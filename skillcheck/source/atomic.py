@@ -29,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
+from skillcheck.source.lazy import LazyPattern
+
 T = TypeVar("T")
 
 # a temp file left by a process this host does not run is removed once it is this old
@@ -39,7 +41,7 @@ STALE_AFTER = 60.0
 # directories being built (.tmp, .install, .unpack), and the previous directory during a
 # swap (.old); never a skill, never linted
 TEMP_SUFFIXES = (".tmp", ".install", ".unpack", ".old")
-_TEMP_NAME = re.compile(
+_TEMP_NAME = LazyPattern(
     r"\.(.+)\.([0-9]+)\.[A-Za-z0-9_]+(" + "|".join(re.escape(s) for s in TEMP_SUFFIXES) + ")"
 )
 
@@ -224,7 +226,7 @@ def write_atomic_stream(
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=directory)
     except OSError as exc:
         raise _naming(exc, path, None) from None
-    held = hold(tmp)
+    held = hold(tmp) if durable else None  # the cache (not durable) never cleans its temps
     try:
         with os.fdopen(fd, "w+b") as handle:
             result = write(handle)
