@@ -24,7 +24,6 @@ import re
 import shutil
 import stat
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, TypeVar
@@ -32,10 +31,6 @@ from typing import BinaryIO, TypeVar
 from skillcheck.source.lazy import LazyPattern
 
 T = TypeVar("T")
-
-# a temp file left by a process this host does not run is removed once it is this old
-# (seconds), unless locked: a live writer elsewhere holds the lock described below
-STALE_AFTER = 60.0
 
 # our temporary names, ``.<name>.<pid>.<random><suffix>``: files being written (.tmp), skill
 # directories being built (.tmp, .install, .unpack), and the previous directory during a
@@ -115,16 +110,14 @@ def _pid_alive(pid: int) -> bool:
 
 def clean_stale(directory: Path, name: str | None = None, suffix: str | None = ".tmp") -> None:
     """Remove our temporary files and directories in ``directory`` (for ``name`` with
-    ``suffix``, or every one when None) that no live process is filling: unlocked, and
-    either made by a process that no longer runs here or older than ``STALE_AFTER`` (a pid
-    this host does not know, or one reused since). A ``.old`` directory holding the only
-    copy of its target (a swap killed between its two renames) is put back, not removed.
-    Best effort: never raises."""
+    ``suffix``, or every one when None) that no live process is filling: made by a process
+    that no longer runs here, and unlocked (a writer on another host sharing the directory
+    holds its lock). A ``.old`` directory holding the only copy of its target (a swap
+    killed between its two renames) is put back, not removed. Best effort: never raises."""
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return
-    now = time.time()
     for entry in entries:
         match = _TEMP_NAME.fullmatch(entry.name)
         if not match or (name is not None and match.group(1) != name):
@@ -136,7 +129,7 @@ def clean_stale(directory: Path, name: str | None = None, suffix: str | None = "
             alive = _pid_alive(int(match.group(2)))
         except (OSError, OverflowError, ValueError):  # a pid no process can have: not ours
             continue
-        if _held(entry.path) or (alive and now - st.st_mtime < STALE_AFTER):
+        if alive or _held(entry.path):
             continue
         try:
             if not stat.S_ISDIR(st.st_mode):
