@@ -43,6 +43,7 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
     return zipfile.ZipFile(built)
 
 
+@pytest.mark.slow  # builds a wheel (once for the module)
 def test_wheel_metadata_names_this_project(wheel: zipfile.ZipFile) -> None:
     assert Path(wheel.filename).name.startswith("agent_skillcheck-")
     dist_info = next(n.split("/")[0] for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
@@ -59,6 +60,7 @@ def test_wheel_metadata_names_this_project(wheel: zipfile.ZipFile) -> None:
     assert re.search(r"^skillcheck = skillcheck\._entry:main$", entry_points, re.MULTILINE)
 
 
+@pytest.mark.slow  # builds a wheel (once for the module)
 def test_wheel_ships_every_schema_and_nothing_but_the_package(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
     schemas = sorted((ROOT / "skillcheck" / "schemas").glob("*.json"))
@@ -72,6 +74,7 @@ def test_wheel_ships_every_schema_and_nothing_but_the_package(wheel: zipfile.Zip
     assert {t for t in top if not t.endswith(".dist-info")} == {"skillcheck"}
 
 
+@pytest.mark.slow  # builds a wheel (once for the module)
 def test_wheel_ships_the_token_estimators_vocabulary(wheel: zipfile.ZipFile) -> None:
     # without it the estimator cannot price a word (skillcheck/tokens.py, package-data)
     shipped = wheel.read("skillcheck/data/cl100k_words.bin")
@@ -186,6 +189,7 @@ def _lint_step(tmp_path: Path, inputs: dict[str, str]) -> tuple[subprocess.Compl
     return done, output
 
 
+@pytest.mark.slow  # runs the Action's script end to end
 @pytest.mark.skipif(
     shutil.which("bash") is None or shutil.which("skillcheck") is None,
     reason="needs bash and the installed skillcheck command",

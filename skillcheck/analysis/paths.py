@@ -102,6 +102,16 @@ def plugin_root(directory: Path) -> Path | None:
     return _plugin_root(str(directory))
 
 
+def load_group(root: Path) -> tuple[str, str]:
+    """The set of skills a runtime loads together with the skill at ``root``: its plugin
+    (Claude Code namespaces a plugin's skills as `plugin:skill`, so they collide only with
+    each other), else its skills root (the folder holding the skill directory)."""
+    plugin = plugin_root(root.parent)
+    if plugin is not None:
+        return ("plugin", str(plugin))
+    return ("root", str(root.parent))
+
+
 @functools.lru_cache(maxsize=4096)
 def _plugin_root(directory: str) -> Path | None:
     if os.path.isfile(os.path.join(directory, *PLUGIN_MANIFEST)):

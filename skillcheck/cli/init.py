@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from skillcheck.cli.common import handle_errors, toml_value
+from skillcheck.cli.common import handle_errors
 from skillcheck.errors import UsageError
 
 
@@ -81,6 +81,8 @@ def detect_targets(root: Path) -> tuple[list[str], list[str]]:
 
 
 def starter_config(root: Path) -> str:
+    from skillcheck.settings import toml_value
+
     targets, found = detect_targets(root)
     why = (
         "detected from " + ", ".join(found)

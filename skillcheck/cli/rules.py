@@ -24,7 +24,7 @@ def rules_command(fmt: str) -> None:
 @click.argument("code_or_slug")
 @handle_errors
 def rule_command(code_or_slug: str) -> None:
-    """Show one rule's documentation."""
+    """Show one rule's documentation and the file that defines it."""
     from skillcheck.rules import all_rules, get_rule
     from skillcheck.source.display import did_you_mean
 
@@ -32,4 +32,4 @@ def rule_command(code_or_slug: str) -> None:
     if found is None:
         hint = did_you_mean(code_or_slug, [n for r in all_rules() for n in (r.code, r.slug)])
         raise UsageError(f"no rule {code_or_slug!r}{hint} (see `skillcheck rules`)")
-    emit(found.docs_markdown(), None)
+    emit(found.docs_markdown() + f"\nDefined in `{found.defined_in}`.\n", None)

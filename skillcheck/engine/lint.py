@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillcheck.analysis.figures import statistics_table
 from skillcheck.engine.check import (
     DiscoveryInput,
     enabled_rules,
@@ -30,7 +31,6 @@ from skillcheck.engine.check import (
 from skillcheck.engine.runner import CheckRun, Extra, RunProgress, collection_diagnostics
 from skillcheck.engine.suppress import apply_suppressions
 from skillcheck.rules import Context
-from skillcheck.rules.budgets import statistics_table
 from skillcheck.settings import Settings
 from skillcheck.source.discover import Discovery, Listings, Problem, discover
 from skillcheck.source.skill import (

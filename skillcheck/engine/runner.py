@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from skillcheck.analysis.figures import skill_figures
+from skillcheck.analysis.paths import load_group
 from skillcheck.engine.cache import (
     ResultCache,
     input_digest,
@@ -34,8 +36,7 @@ from skillcheck.engine.check import check_collection, check_skill
 from skillcheck.engine.summary import share_words, summarise
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
-from skillcheck.rules.budgets import skill_figures, tokenizer_spec
-from skillcheck.rules.collection import load_group
+from skillcheck.rules.base import tokenizer_spec
 from skillcheck.source.discover import Listings
 from skillcheck.source.display import display_path
 from skillcheck.source.lazy import compile_all

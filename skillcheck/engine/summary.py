@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from skillcheck.analysis.figures import skill_figures
+from skillcheck.analysis.similarity import description_words
 from skillcheck.engine.suppress import Suppression, find_suppressions
 from skillcheck.rules import Context
-from skillcheck.rules.base import usable_frontmatter, value_span
-from skillcheck.rules.budgets import skill_figures, tokenizer_spec
-from skillcheck.rules.collection import description_words
+from skillcheck.rules.base import tokenizer_spec, usable_frontmatter, value_span
 from skillcheck.source.load import decoded_text
 from skillcheck.source.skill import (
     Diagnostic,

@@ -380,6 +380,7 @@ def install(
     limits: Limits = DEFAULT_LIMITS,
     progress: Callable[[str], None] | None = None,
     waiting: Callable[[str], None] | None = None,
+    check: Callable[[Artifact], str | None] | None = None,
 ) -> InstallReport:
     """Install the publication's (selected) skills into ``dest/<name>/``; ``progress`` is
     called with each skill's name once its artifact is fetched and checked; ``waiting`` with
@@ -390,6 +391,7 @@ def install(
     directory without ``force``) is recorded in ``failed`` and nothing of it is written.
     A skill installed earlier from an artifact of the same digest, and unchanged on disk
     since, is ``current``: the RFC's digest-based caching, nothing is downloaded for it.
+    ``check``, given a verified artifact, may refuse it with a reason before it is written.
     """
     dest = Path(dest)
     pub, entries = open_publication(
@@ -400,7 +402,7 @@ def install(
         report.warnings.append("v0.1.0 index: no digests, so these skills are installed UNVERIFIED")
     _check_dest(dest)  # a dry run fails where the real one would
     if dry_run:
-        _install(source, pub, entries, dest, report, True, force, limits, progress)
+        _install(source, pub, entries, dest, report, True, force, limits, progress, check)
         return report
     try:
         dest.mkdir(parents=True, exist_ok=True)
@@ -409,7 +411,7 @@ def install(
     with _locked(dest, waiting):
         _check_dest(dest)  # again, now that no other install can change it
         remove_leftovers(dest)
-        _install(source, pub, entries, dest, report, False, force, limits, progress)
+        _install(source, pub, entries, dest, report, False, force, limits, progress, check)
     return report
 
 
@@ -423,6 +425,7 @@ def _install(
     force: bool,
     limits: Limits,
     progress: Callable[[str], None] | None,
+    check: Callable[[Artifact], str | None] | None = None,
 ) -> None:
     previous = _read_record(dest, report)
     records: dict[str, dict[str, Any] | None] = {}
@@ -443,6 +446,10 @@ def _install(
             if isinstance(artifact, Exception):
                 code = 2 if isinstance(artifact, FetchError) else 1
                 report.failed.append((name, str(artifact), code))
+                continue
+            problem = check(artifact) if check is not None else None
+            if problem:  # a verified artifact refused all the same (a required signature)
+                report.failed.append((name, problem, 1))
                 continue
             target = dest / name
             if not dry_run:

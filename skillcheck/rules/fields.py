@@ -10,7 +10,6 @@ from typing import Any
 from skillcheck.analysis.edits import Values, proven_fix, scalar_texts, span_offsets
 from skillcheck.analysis.paths import Tree, has_scheme, show, tree_of
 from skillcheck.analysis.tools import comma_items, first_comma, split_tools
-from skillcheck.errors import ConfigError
 from skillcheck.rules.base import (
     Context,
     Option,
@@ -19,6 +18,7 @@ from skillcheck.rules.base import (
     usable_frontmatter,
     value_span,
 )
+from skillcheck.schemas import load_frontmatter_schema
 from skillcheck.source.display import shorten
 from skillcheck.source.skill import (
     Document,
@@ -358,49 +358,6 @@ def target_field_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 
 # --- SK406: the team's own JSON Schema ----------------------------------------------------
-
-_SCHEMAS: dict[tuple[str, int, int], Any] = {}  # (path, mtime_ns, size) -> compiled validator
-
-
-def load_frontmatter_schema(path: str, where: str = "configuration") -> Any:
-    """The compiled validator for the JSON Schema at ``path``, compiled once per file version.
-
-    Raises ConfigError (exit 2) naming ``where`` (the config file), the schema file and the
-    reason when the file is missing, unreadable, not JSON or not a valid JSON Schema.
-    """
-    import json
-    import os
-
-    def fail(reason: str) -> ConfigError:
-        return ConfigError(f"{where}: frontmatter-schema {path}: {reason}")
-
-    try:
-        info = os.stat(path)
-    except OSError as exc:
-        raise fail(exc.strerror or str(exc)) from None
-    key = (path, info.st_mtime_ns, info.st_size)
-    if key in _SCHEMAS:
-        return _SCHEMAS[key]
-    try:
-        with open(path, "rb") as handle:
-            schema = json.loads(handle.read(4 * 1024 * 1024 + 1))
-    except OSError as exc:
-        raise fail(exc.strerror or str(exc)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise fail(f"not valid JSON: {exc}") from None
-    if not isinstance(schema, dict | bool):
-        raise fail(f"a JSON Schema is an object, not {type(schema).__name__}")
-    import jsonschema
-
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        shown = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
-        raise fail(f"not a valid JSON Schema at {shown}: {exc.message}") from None
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-    _SCHEMAS[key] = validator
-    return validator
 
 
 def _schema_node(fm: Frontmatter, path: list[Any]) -> tuple[Node | None, Node | None]:
