@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.errors import UsageError
+from skillcheck.source.atomic import is_temp_name
 from skillcheck.source.junk import DISCOVERY_SKIP_DIRS
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.text import decode_text
@@ -378,8 +379,8 @@ def _search(
             hits += 1
         subdirs = []
         for entry in entries:
-            if entry.name in DISCOVERY_SKIP_DIRS:
-                continue
+            if entry.name in DISCOVERY_SKIP_DIRS or is_temp_name(entry.name):
+                continue  # a temporary directory of ours (a write under way, or killed) too
             try:
                 if not entry.is_dir(follow_symlinks=False):
                     if entry.is_symlink():

@@ -355,7 +355,7 @@ def load_skill(
             skill.read_error = exc.strerror or str(exc)
             return skill
     if not stat.S_ISREG(info.st_mode):
-        skill.read_error = f"a {_kind_word(kind_of(info.st_mode))}, not a regular file"
+        skill.read_error = f"a {kind_word(kind_of(info.st_mode))}, not a regular file"
         return skill
     try:
         raw, size = read_regular(target)
@@ -366,7 +366,7 @@ def load_skill(
     return skill
 
 
-def _kind_word(kind: FileKind) -> str:
+def kind_word(kind: FileKind) -> str:
     return {
         "dir": "directory",
         "fifo": "FIFO (named pipe)",
