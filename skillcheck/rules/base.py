@@ -170,6 +170,9 @@ class Rule:
     # reads every skill's token figures (counted while each skill is checked) when this
     # says so for the run's options; None: never
     figures_when: Callable[[Context], bool] | None = None
+    # a security rule: the score (0.1-10, as CVSS) GitHub code scanning ranks its errors by;
+    # its findings go first in the text report, and shipping gates refuse them unless allowed
+    security_severity: float | None = None
 
     def docs_markdown(self) -> str:
         """The rule's full page, as `skillcheck rule CODE` prints it."""
@@ -266,6 +269,7 @@ class RuleFields(TypedDict, total=False):
     default_enabled: bool
     quote_source: bool
     figures_when: Callable[[Context], bool] | None
+    security_severity: float | None
 
 
 # one overload per input kind: mypy checks the decorated check against what it declares
