@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from skillcheck.cli.common import Progress, handle_errors, load_settings, run_options
+from skillcheck.cli.common import (
+    Progress,
+    allow_option,
+    allowed_codes,
+    handle_errors,
+    load_settings,
+    run_options,
+    security_screen,
+)
 from skillcheck.errors import EXIT_CLEAN, EXIT_FINDINGS, UsageError
 
 
@@ -31,12 +39,14 @@ from skillcheck.errors import EXIT_CLEAN, EXIT_FINDINGS, UsageError
     show_default=True,
     help="Largest download, and largest unpacked skill.",
 )
+@allow_option
 @handle_errors
 def install(
-    source, dest, skills, dry_run, force, allow_unverified, base_url, timeout, max_bytes
+    source, dest, skills, dry_run, force, allow_unverified, base_url, timeout, max_bytes, allow
 ) -> None:
     """Install skills published by the Agent Skills Discovery RFC (an origin, an index URL
-    or a directory) into DEST/<name>/, verified, atomically; then lint them."""
+    or a directory) into DEST/<name>/, verified, atomically; then lint them. A skill with a
+    security error is refused before anything of it is written, unless --allow names the rule."""
     from skillcheck.package.archive import Limits
     from skillcheck.package.install import install as run_install
     from skillcheck.package.install import open_source
@@ -56,6 +66,7 @@ def install(
             allow_unverified=allow_unverified,
             limits=Limits(max_total_bytes=max_bytes),
             progress=fetching,
+            screen=security_screen(allowed_codes(allow)),
         )
     except FetchError as exc:  # a source that cannot be fetched is a usage problem (exit 2)
         raise UsageError(str(exc)) from None

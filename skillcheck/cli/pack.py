@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from skillcheck.cli.common import (
+    allow_option,
+    allowed_codes,
     common_skill_options,
     handle_errors,
     refusal_shown,
@@ -50,6 +52,7 @@ from skillcheck.cli.common import (
     metavar="EPOCH",
     help="Timestamp of every entry (default: SOURCE_DATE_EPOCH, else 1980-01-01).",
 )
+@allow_option
 @handle_errors
 def pack(
     paths,
@@ -67,6 +70,7 @@ def pack(
     base_url,
     strict,
     mtime,
+    allow,
 ) -> None:
     """Pack skills into a byte-reproducible bundle, a well-known directory (the Agent Skills
     Discovery RFC) or one upload zip per skill."""
@@ -87,6 +91,7 @@ def pack(
             base_url=base_url,
             mtime=mtime,
             progress=progress,
+            allow=allowed_codes(allow),
         )
     for name, digest in packed.uploads:
         click.echo(f"{packed.where / name} {digest}")

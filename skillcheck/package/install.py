@@ -220,6 +220,7 @@ def install(
     allow_unverified: bool = False,
     limits: Limits = DEFAULT_LIMITS,
     progress: Callable[[str], None] | None = None,
+    screen: Callable[[str, dict[str, bytes]], str | None] | None = None,
 ) -> InstallReport:
     """Install the publication's (selected) skills into ``dest/<name>/``; ``progress`` is
     called with each skill's name once its artifact is fetched and checked.
@@ -229,6 +230,8 @@ def install(
     directory without ``force``) is recorded in ``failed`` and nothing of it is written.
     A skill installed earlier from an artifact of the same digest, and unchanged on disk
     since, is ``current``: the RFC's digest-based caching, nothing is downloaded for it.
+    ``screen`` sees each verified artifact's files before anything is written; a reason it
+    returns (a security finding) refuses that skill like a failed digest (exit 1).
     """
     dest = Path(dest)
     pub, entries = open_publication(
@@ -256,6 +259,11 @@ def install(
             code = 2 if isinstance(artifact, FetchError) else 1
             report.failed.append((name, str(artifact), code))
             continue
+        if screen is not None:
+            refused = screen(name, {path: data for path, (data, _x) in artifact.files.items()})
+            if refused is not None:
+                report.failed.append((name, refused, 1))
+                continue
         if not dry_run:
             try:
                 dest.mkdir(parents=True, exist_ok=True)
