@@ -94,6 +94,8 @@ def run_peer(peer: str, root: Path, cache: Path | None = None) -> list[dict[str,
         cmd = ["unshare", "-n", peer, "scan-all", str(root), "--recursive", "--format", "json"]
         cmd += ["--output-json", str(out)]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=tmp)
+        if not out.exists() and "No skills found" in proc.stdout + proc.stderr:
+            return []  # the peer recognises none of them as a skill: nothing it flags
         if not out.exists():
             raise SystemExit(
                 f"run.py: the peer wrote no report ({proc.returncode}): {proc.stderr[-2000:]}"
@@ -186,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write every per-skill result here")
     parser.add_argument("--peer-cache", type=Path, help="keep/reuse the peer's reports here")
     parser.add_argument("--peer-only", action="store_true", help="run the peer, print nothing")
+    parser.add_argument(
+        "--no-peer-corpus", action="store_true", help="skip the peer on the corpus (hours)"
+    )
     args = parser.parse_args(argv)
     skillcheck = args.skillcheck.split()
     codes = security_codes(skillcheck)
@@ -234,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             run_skillcheck(skillcheck, [args.corpus.resolve()], codes), cdirs
         )
         timing["skillcheck corpus"] = time.perf_counter() - started
-        if use_peer:
+        if use_peer and not args.no_peer_corpus:
             started = time.perf_counter()
             benign["peer"] = levels_peer(
                 run_peer(args.peer, args.corpus.resolve(), args.peer_cache), cdirs

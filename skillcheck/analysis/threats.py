@@ -863,10 +863,14 @@ def _scan_text(scan: _Scan, path: Path, rel: str, text: str) -> None:
         scheme = _IP_SCHEME.search(text, max(0, m.start() - 5), m.start())
         if (m.group("addr") is not None and scheme is None) or _PRIVATE_IP.match(addr):
             continue
-        emit(
+        add(
             Capability.ENDPOINT,
-            m,
+            path,
+            text,
+            where,
+            (scheme.start() if scheme is not None else m.start(), m.end()),
             f"talks to the raw IP address {addr}, which no domain or certificate vouches for",
+            test_file=test_file,
         )
     if _has(lowered, _SITES):
         for m in _SITE.finditer(text):
