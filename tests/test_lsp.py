@@ -463,3 +463,26 @@ def test_client_columns_of_many_findings_on_a_long_line_are_linear() -> None:
 
     small, large = cost(100_000), cost(400_000)
     assert large <= 8 * small + 0.2, f"{small:.3f}s at 100,000, {large:.3f}s at 400,000"
+
+
+def test_a_known_rename_is_offered_and_help_reads_as_help(client: Client, tmp_path: Path) -> None:
+    skill = write_skill(tmp_path, "pdf-tools")
+    skill_md = skill / "SKILL.md"
+    _initialize(client, tmp_path)
+    text = GOOD.replace("name: pdf-tools", "name: pdf-tool") + "\n# Steps\n\nDo it.\n"
+    uri = _open(client, skill_md, text)
+    mismatch = next(d for d in client.diagnostics(uri, 1) if d["code"] == "SK206")
+    assert mismatch["message"].endswith("\nhelp: name: pdf-tools")
+    actions = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": mismatch["range"],
+            "context": {"diagnostics": [mismatch]},
+        },
+    )
+    [rename] = [a for a in actions if a["title"] == "SK206: rename the skill to 'pdf-tools'"]
+    assert rename["kind"] == "quickfix" and not rename.get("isPreferred")
+    assert _apply(text, rename["edit"]["changes"][uri]).startswith("---\nname: pdf-tools\n")
+    # a rename changes meaning: never part of "fix all"
+    assert not [a for a in actions if a["kind"] == "source.fixAll"]

@@ -236,6 +236,31 @@ def test_action_lint_step_annotates_and_writes_sarif(tmp_path: Path) -> None:
     assert "input strict must be true or false" in done.stdout
 
 
+@pytest.mark.skipif(
+    shutil.which("bash") is None or shutil.which("skillcheck") is None,
+    reason="needs bash and the installed skillcheck command",
+)
+def test_action_lint_step_annotates_a_missing_path_and_still_writes_sarif(tmp_path: Path) -> None:
+    import jsonschema
+
+    write_skill(tmp_path / "skills", "pdf-tools")
+    done, _output = _lint_step(tmp_path, {"paths": "skills nope", "sarif-file": "out.sarif"})
+    assert done.returncode == 2
+    error = next(line for line in done.stdout.splitlines() if line.startswith("::error "))
+    assert error.startswith("::error title=skillcheck::") and "nope" in error
+    sarif = json.loads((tmp_path / "out.sarif").read_text(encoding="utf-8"))
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text("utf-8"))
+    jsonschema.validate(sarif, schema)
+    invocation = sarif["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
+    assert "nope" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+    assert sarif["runs"][0]["results"] == []
+    # without SARIF: the annotation still says why
+    done, _output = _lint_step(tmp_path, {"paths": "nope"})
+    assert done.returncode == 2
+    assert any(line.startswith("::error title=skillcheck::") for line in done.stdout.splitlines())
+
+
 # --- one home, and never the other project ------------------------------------------------
 
 

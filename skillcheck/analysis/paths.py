@@ -73,6 +73,7 @@ class Resolution:
     via: list[SkillFile] = field(default_factory=list)  # symlinks followed
     reason: str = ""  # why it is missing / outside
     missing: str = ""  # the path (inside the skill) of the first component that is missing
+    wanted: str = ""  # with ``missing``: the whole path asked for inside the skill
     # finds a close on-disk name for a missing component: run when the suggestion is asked
     # for (by the message of a reported path), as a difflib search is most of what
     # resolving a missing path costs
@@ -237,6 +238,9 @@ class Tree:
             if found is None:
                 result.status = "unknown" if self.incomplete else "missing"
                 result.missing = posixpath.join(directory, part) if directory else part
+                # the rest of the path as asked for: `.gitbook/assets/a.png`, not `.gitbook`
+                rest = posixpath.normpath(posixpath.join(result.missing, *reversed(queue)))
+                result.wanted = rest if not rest.startswith("..") else result.missing
                 result.reason = "missing"
                 result.suggest = functools.partial(self._suggest, directory, part)
                 result.rel = "/".join(stack)

@@ -168,6 +168,12 @@ def lint(
         hidden=hidden,
     )
     emit_chunks(lambda sink: write(fmt, result, options, sink), output)
+    if fmt == "github" and not quiet:
+        # the annotations alone give a CI log no totals: the text summary goes beside them,
+        # on stderr, so the annotation stream stays one workflow command a line
+        from skillcheck.report.text import summary
+
+        click.echo(f"skillcheck: {summary(result, options)}", err=True)
     if fix_failed:
         sys.exit(EXIT_ERROR)
     if exit_zero:

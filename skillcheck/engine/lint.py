@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from skillcheck.engine.check import (
     per_path_filter,
     run_rules,
 )
-from skillcheck.engine.runner import CheckRun, Extra, collection_diagnostics
+from skillcheck.engine.runner import CheckRun, Extra, RunProgress, collection_diagnostics
 from skillcheck.engine.suppress import apply_suppressions
 from skillcheck.rules import Context
 from skillcheck.rules.budgets import statistics_table
@@ -89,7 +89,7 @@ def lint(
     settings: Settings,
     *,
     keep: bool = False,
-    progress: Callable[[Path], None] | None = None,
+    progress: RunProgress | None = None,
     extra: Extra | None = None,
 ) -> LintResult:
     """Lint every skill under ``paths``. Raises PathError for a PATH that does not exist.
@@ -108,16 +108,18 @@ def lint(
     # the directories being linted: a SKILL.md symlinked to a file inside them is read
     trees = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
     listings = Listings()
-    run = CheckRun(rules, ctx, settings, keep, trees, extra, listings)
+    run = CheckRun(rules, ctx, settings, keep, trees, extra, listings, progress)
     try:  # skills are checked (by workers) while the search goes on
         found = discover(
             paths,
             exclude=settings.exclude,
             exclude_root=settings.config_root,
             respect_gitignore=settings.respect_gitignore,
-            on_skill=run.add if progress is None else _both(run.add, progress),
+            on_skill=run.add,
             listings=listings,
         )
+        if progress is not None:
+            progress.searched()
         checked = run.finish(found.skills)
     finally:
         run.close()
@@ -152,14 +154,6 @@ def lint(
         how=checked.how,
         extras=checked.extras,
     )
-
-
-def _both(first: Callable[[Path], None], second: Callable[[Path], None]) -> Callable[[Path], None]:
-    def call(root: Path) -> None:
-        first(root)
-        second(root)
-
-    return call
 
 
 def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

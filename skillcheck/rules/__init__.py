@@ -11,6 +11,7 @@ import importlib
 from typing import Any
 
 from skillcheck.rules.base import Context, Input, Option, Rule, registry, rule
+from skillcheck.source.display import did_you_mean
 
 __all__ = [
     "FAMILIES",
@@ -114,4 +115,5 @@ def resolve_selector(selector: str) -> list[Rule]:
     prefix = [r for r in rules if r.code.upper().startswith(key.upper())]
     if prefix and key.upper().startswith("SK"):
         return prefix
-    raise ValueError(f"unknown rule or prefix {selector!r} (see `skillcheck rules`)")
+    hint = did_you_mean(key, [name for r in rules for name in (r.code, r.slug)])
+    raise ValueError(f"unknown rule or prefix {selector!r}{hint} (see `skillcheck rules`)")

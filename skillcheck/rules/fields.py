@@ -19,6 +19,7 @@ from skillcheck.rules.base import (
     usable_frontmatter,
     value_span,
 )
+from skillcheck.source.display import shorten
 from skillcheck.source.skill import (
     Document,
     Finding,
@@ -437,10 +438,6 @@ def _extra_keys(error: Any) -> list[str]:
     ]
 
 
-def _short(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 @rule(
     "SK406",
     "frontmatter-schema",
@@ -508,7 +505,7 @@ def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
         where_ = "'" + ".".join(str(s) for s in steps) + "'" if steps else "the frontmatter"
         key, node = _schema_node(fm, steps)
         described = error.schema.get("description") if isinstance(error.schema, dict) else None
-        help_ = _short(described, 200) if described else None
+        help_ = shorten(described, 200) if described else None
         if error.validator == "additionalProperties":
             mapping = node.resolved() if steps and node is not None else fm.root.resolved()
             for extra in _extra_keys(error):
@@ -523,7 +520,7 @@ def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
             message = f"{where_}: {error.message}; add it ({name} requires it)"
         else:
             span = node.span if steps and node is not None else opening
-            message = f"{where_}: {_short(error.message)} ({name}); change the value to match"
+            message = f"{where_}: {shorten(error.message, 120)} ({name}); change the value to match"
         yield Finding(message, span=span, help=help_)
 
 
