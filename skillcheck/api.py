@@ -4,7 +4,7 @@ nothing is catalogued or packed while a skill has an error (or any finding, when
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -63,13 +63,17 @@ def check_for_shipping(
     *,
     progress: RunProgress | None = None,
     records: bool = False,
+    allow: Collection[str] = (),
 ) -> LintResult:
     """Lint ``paths`` (default: the current directory), keeping the loaded skills; raise
     Refused when the result fails, UsageError when there is no skill.
 
     ``records``: instead of keeping the loaded skills, derive each one's ``pack_record``
     where it is checked (``result.extras``), cached with its lint result, so skills whose
-    files are unchanged since the last pack are neither checked nor loaded again."""
+    files are unchanged since the last pack are neither checked nor loaded again.
+
+    ``allow``: rule codes whose findings do not refuse (``--allow``): the explicit, per-rule
+    way to ship a skill a security rule reports (a scanner's own test skill)."""
     # the manifest's token counts, as lint's budget rules count them
     settings = replace(settings, figures=True)
     extra = None
@@ -79,7 +83,7 @@ def check_for_shipping(
     result = lint(
         list(paths) or [Path(".")], settings, keep=not records, progress=progress, extra=extra
     )
-    if result.failed(settings.strict):
+    if result.failed(settings.strict, allow):
         raise Refused(result)
     if not result.skills:
         raise UsageError("no skills found (a skill is a directory with a SKILL.md)")
@@ -146,12 +150,13 @@ def pack(
     base_url: str | None = None,
     mtime: int | None = None,
     progress: RunProgress | None = None,
+    allow: Collection[str] = (),
 ) -> Packed:
     """Check, then write exactly one of: a bundle archive (``output``), a well-known
     directory or one upload zip per skill. Raises Refused when the check fails."""
     check_destination(output, well_known, uploads, base_url)
     if output is not None:  # no skill loaded in this process: each one's record instead
-        result = check_for_shipping(paths, settings, progress=progress, records=True)
+        result = check_for_shipping(paths, settings, progress=progress, records=True, allow=allow)
         data = manifest_of_records(
             zip([skill.root for skill in result.skills], result.extras, strict=True),
             catalog_root(paths),
@@ -167,7 +172,7 @@ def pack(
         # an upload zip is for claude.ai and the Skills API: its gate is that loader's rules
         # (reserved words in `name`, keys it rejects), whatever else was asked for
         settings = replace(settings, targets=(*settings.targets, UPLOAD_TARGET))
-    result = check_for_shipping(paths, settings, progress=progress)
+    result = check_for_shipping(paths, settings, progress=progress, allow=allow)
     data = manifest(result, settings, paths)
     count = len(result.skills)
     if well_known is not None:
@@ -177,3 +182,54 @@ def pack(
         zips = list(pack_uploads(result.loaded, data, uploads, mtime))
         return Packed(count, uploads, uploads=zips, let_through=result.counts())
     raise AssertionError("check_destination lets exactly one destination through")
+
+
+def security_codes() -> frozenset[str]:
+    """The rules the shipping gates screen for: those with a ``security_severity``."""
+    from skillcheck.rules import all_rules
+
+    return frozenset(r.code for r in all_rules() if r.security_severity is not None)
+
+
+def screen(
+    skills: Mapping[str, Mapping[str, bytes]],
+    settings: Settings,
+    allow: Collection[str] = (),
+    shown: Callable[[LintResult, Path], None] | None = None,
+) -> LintResult | None:
+    """Lint skills that exist only as bytes (a bundle being verified, an artifact about to
+    be installed) with the security rules, in a private temporary copy; the result when one
+    has a security error whose rule is not in ``allow``, else None.
+
+    ``skills`` maps each skill's name to its files (relative POSIX path -> bytes); the paths
+    were checked by the archive reader (relative, no ``..``), and are checked again here.
+    ``shown`` gets a refusing result while the copy exists, with the copy's root (for paths
+    shown as ``name/SKILL.md`` and source excerpts)."""
+    import tempfile
+
+    from skillcheck.engine.lint import lint as run_lint
+
+    codes = security_codes()
+    screening = replace(settings, select=codes - frozenset(allow), strict=False, figures=False)
+    with tempfile.TemporaryDirectory(prefix="skillcheck-screen-") as tmp:
+        root = Path(tmp).resolve()
+        dirs = []
+        for name, files in skills.items():
+            skill_dir = (root / name).resolve()
+            if not skill_dir.is_relative_to(root) or skill_dir == root:
+                raise BundleError(f"{name!r}: not a safe skill name")
+            for rel, data in files.items():
+                target = (skill_dir / rel).resolve()
+                if not target.is_relative_to(skill_dir):
+                    raise BundleError(f"{name}/{rel}: not a safe path")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            dirs.append(skill_dir)
+        if not dirs:
+            return None
+        result = run_lint(dirs, screening)
+        if not result.failed(False, allow):
+            return None
+        if shown is not None:
+            shown(result, root)
+        return result

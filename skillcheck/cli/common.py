@@ -8,7 +8,7 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -389,3 +389,55 @@ def let_through_note(counts: dict[Any, int]) -> str | None:
         f"skillcheck: let through {' and '.join(parts)}: `skillcheck lint` lists them,"
         " --strict refuses them"
     )
+
+
+def allow_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--allow CODE``: the shipping gates' explicit, per-rule exception (pack, install,
+    verify), one declaration for the three commands."""
+    return click.option(
+        "--allow",
+        "allow",
+        multiple=True,
+        metavar="CODE",
+        help="Do not refuse for findings of this rule (a code or slug; repeatable), e.g. a"
+        " security scanner's own test skills.",
+    )(command)
+
+
+def allowed_codes(allow: Sequence[str]) -> frozenset[str]:
+    """The rule codes ``--allow`` names; a word naming no rule is a usage error."""
+    from skillcheck.rules import get_rule
+
+    codes = set()
+    for word in allow:
+        found = get_rule(word)
+        if found is None:
+            raise UsageError(f"--allow {word}: no such rule (see `skillcheck rules`)")
+        codes.add(found.code)
+    return frozenset(codes)
+
+
+def security_screen(allow: frozenset[str]) -> Callable[[str, dict[str, bytes]], str | None]:
+    """What install and verify run on each skill's bytes: the security rules (api.screen);
+    the findings go to stderr and the skill is refused unless every one is allowed."""
+    from skillcheck.api import LintResult, screen
+    from skillcheck.report import ReportOptions, render
+    from skillcheck.source.skill import Severity
+
+    settings = load_settings(None, True, None)
+
+    def show(result: LintResult, root: Path) -> None:
+        options = ReportOptions(cwd=root, color=False, quiet=True, fix_hint=False)
+        click.echo(render("text", result, options), err=True, nl=False)
+
+    def check(name: str, files: dict[str, bytes]) -> str | None:
+        result = screen({name: files}, settings, allow, show)
+        if result is None:
+            return None
+        codes = sorted({d.code for d in result.diagnostics if d.severity is Severity.ERROR})
+        return (
+            f"refused: security findings ({', '.join(codes)}); review the skill, and pass"
+            f" --allow CODE only for a finding you have judged safe"
+        )
+
+    return check

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from skillcheck.cli.common import Progress, handle_errors, load_settings, run_options
+from skillcheck.cli.common import (
+    Progress,
+    allow_option,
+    allowed_codes,
+    handle_errors,
+    load_settings,
+    run_options,
+    security_screen,
+)
 from skillcheck.errors import EXIT_CLEAN, EXIT_FINDINGS, UsageError
 
 
@@ -38,13 +46,25 @@ from skillcheck.errors import EXIT_CLEAN, EXIT_FINDINGS, UsageError
     metavar="KEY",
     help="Refuse a skill unless its skill.oms.sig verifies with this public key.",
 )
+@allow_option
 @handle_errors
 def install(
-    source, dest, skills, dry_run, force, allow_unverified, base_url, timeout, max_bytes, public_key
+    source,
+    dest,
+    skills,
+    dry_run,
+    force,
+    allow_unverified,
+    base_url,
+    timeout,
+    max_bytes,
+    public_key,
+    allow,
 ) -> None:
     """Install skills published by the Agent Skills Discovery RFC (an origin, an index URL
     or a directory), or served over MCP (mcp:COMMAND [ARGS...] or mcp:URL), into
-    DEST/<name>/, verified, atomically; then lint them."""
+    DEST/<name>/, verified, atomically; then lint them. A skill with a security error is
+    refused before anything of it is written, unless --allow names the rule."""
     if source.startswith("mcp:"):
         select = list(skills) or None
         sys.exit(_install_mcp(source, dest, select, dry_run, force, timeout, public_key))
@@ -54,6 +74,7 @@ def install(
 
         need_library()
         check = artifact_signature_check(Trust(public_key))
+    screen = security_screen(allowed_codes(allow))
     from skillcheck.package.archive import Limits
     from skillcheck.package.install import install as run_install
     from skillcheck.package.install import open_source
@@ -75,6 +96,7 @@ def install(
             progress=fetching,
             waiting=lambda note: click.echo(f"skillcheck: {safe(note)}", err=True),
             check=check,
+            screen=screen,
         )
     except FetchError as exc:  # a source that cannot be fetched is a usage problem (exit 2)
         raise UsageError(str(exc)) from None

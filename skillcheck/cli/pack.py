@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from skillcheck.cli.common import (
+    allow_option,
+    allowed_codes,
     common_skill_options,
     handle_errors,
     let_through_note,
@@ -51,6 +53,7 @@ from skillcheck.cli.common import (
     metavar="EPOCH",
     help="Timestamp of every entry (default: SOURCE_DATE_EPOCH, else 1980-01-01).",
 )
+@allow_option
 @handle_errors
 def pack(
     paths,
@@ -68,6 +71,7 @@ def pack(
     base_url,
     strict,
     mtime,
+    allow,
 ) -> None:
     """Pack skills into a byte-reproducible bundle, a well-known directory (the Agent Skills
     Discovery RFC) or one upload zip per skill."""
@@ -88,6 +92,7 @@ def pack(
             base_url=base_url,
             mtime=mtime,
             progress=progress,
+            allow=allowed_codes(allow),
         )
     for name, digest in packed.uploads:
         click.echo(f"{packed.where / name} {digest}")

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from skillcheck.cli.common import emit, handle_errors
+from skillcheck.cli.common import allow_option, allowed_codes, emit, handle_errors, security_screen
 
 
 @click.command()
@@ -40,13 +40,17 @@ from skillcheck.cli.common import emit, handle_errors
     metavar="CERT",
     help="Also require a signature whose certificate chains to CERT (certificate mode).",
 )
+@allow_option
 @handle_errors
 def verify(
-    bundle, expect_digest, allow_unverified, base_url, timeout, public_key, trust_chain
+    bundle, expect_digest, allow_unverified, base_url, timeout, public_key, trust_chain, allow
 ) -> None:
     """Verify a bundle, a well-known directory (anyone's), or the skills an MCP server
-    serves (mcp:COMMAND [ARGS...] or mcp:URL), without trusting it. With --signature or
+    serves (mcp:COMMAND [ARGS...] or mcp:URL), without trusting it; refuse it when a skill
+    in it has a security error, unless --allow names the rule. With --signature or
     --trust-chain, also a skill directory's or a bundle's OpenSSF Model Signing signature."""
+    from skillcheck.errors import RefusedContent
+    from skillcheck.package.loader import Bundle
     from skillcheck.report import safe
 
     trust = _trust(public_key, trust_chain)
@@ -61,6 +65,15 @@ def verify(
     result = run_verify(bundle, expect_digest, allow_unverified=allow_unverified, base_url=base_url)
     for warning in result.warnings:
         click.echo(f"skillcheck: warning: {safe(warning)}", err=True)
+    opened = Bundle(result)
+    check = security_screen(allowed_codes(allow))
+    for skill in opened.skills():
+        files = {
+            fe["path"]: opened.read_bytes(skill.name, fe["path"]) for fe in skill.entry["files"]
+        }
+        refused = check(skill.name, files)
+        if refused is not None:
+            raise RefusedContent(f"{bundle}: {skill.name}: {refused}")
     emit(safe(result.summary()) + "\n", None)
     if trust is not None:
         from skillcheck.package.signing import verify as verify_signature

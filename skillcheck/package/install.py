@@ -381,6 +381,7 @@ def install(
     progress: Callable[[str], None] | None = None,
     waiting: Callable[[str], None] | None = None,
     check: Callable[[Artifact], str | None] | None = None,
+    screen: Callable[[str, dict[str, bytes]], str | None] | None = None,
 ) -> InstallReport:
     """Install the publication's (selected) skills into ``dest/<name>/``; ``progress`` is
     called with each skill's name once its artifact is fetched and checked; ``waiting`` with
@@ -392,6 +393,8 @@ def install(
     A skill installed earlier from an artifact of the same digest, and unchanged on disk
     since, is ``current``: the RFC's digest-based caching, nothing is downloaded for it.
     ``check``, given a verified artifact, may refuse it with a reason before it is written.
+    ``screen`` sees each verified artifact's files before anything is written; a reason it
+    returns (a security finding) refuses that skill like a failed digest (exit 1).
     """
     dest = Path(dest)
     pub, entries = open_publication(
@@ -402,7 +405,7 @@ def install(
         report.warnings.append("v0.1.0 index: no digests, so these skills are installed UNVERIFIED")
     _check_dest(dest)  # a dry run fails where the real one would
     if dry_run:
-        _install(source, pub, entries, dest, report, True, force, limits, progress, check)
+        _install(source, pub, entries, dest, report, True, force, limits, progress, check, screen)
         return report
     try:
         dest.mkdir(parents=True, exist_ok=True)
@@ -411,7 +414,7 @@ def install(
     with _locked(dest, waiting):
         _check_dest(dest)  # again, now that no other install can change it
         remove_leftovers(dest)
-        _install(source, pub, entries, dest, report, False, force, limits, progress, check)
+        _install(source, pub, entries, dest, report, False, force, limits, progress, check, screen)
     return report
 
 
@@ -426,6 +429,7 @@ def _install(
     limits: Limits,
     progress: Callable[[str], None] | None,
     check: Callable[[Artifact], str | None] | None = None,
+    screen: Callable[[str, dict[str, bytes]], str | None] | None = None,
 ) -> None:
     previous = _read_record(dest, report)
     records: dict[str, dict[str, Any] | None] = {}
@@ -447,6 +451,12 @@ def _install(
                 code = 2 if isinstance(artifact, FetchError) else 1
                 report.failed.append((name, str(artifact), code))
                 continue
+            if screen is not None:
+                files = {path: data for path, (data, _x) in artifact.files.items()}
+                refused = screen(name, files)
+                if refused is not None:
+                    report.failed.append((name, refused, 1))
+                    continue
             problem = check(artifact) if check is not None else None
             if problem:  # a verified artifact refused all the same (a required signature)
                 report.failed.append((name, problem, 1))

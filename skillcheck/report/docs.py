@@ -31,6 +31,7 @@ def rules_json() -> str:
             "fixable": r.fixable,
             "default_enabled": r.default_enabled,
             "family": FAMILIES.get(r.family, r.family),
+            "security_severity": r.security_severity,
         }
         for r in all_rules()
     ]

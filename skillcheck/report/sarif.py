@@ -23,7 +23,7 @@ from urllib.parse import quote_from_bytes
 
 from skillcheck import __version__
 from skillcheck.report import ReportOptions, Sink, repository_root, safe
-from skillcheck.rules import all_rules
+from skillcheck.rules import Rule, all_rules
 from skillcheck.source.jsontext import Rows, write_indented
 from skillcheck.source.skill import Diagnostic, Fix, Severity, SkillSummary
 
@@ -54,6 +54,28 @@ def _directory_uri(path: Path) -> str:
     return uri if uri.endswith("/") else uri + "/"
 
 
+def _rule_properties(rule: Rule) -> dict:
+    """Tags, and for a security rule the ``security-severity`` GitHub code scanning ranks
+    its alerts by (a string holding a CVSS-like score, as GitHub documents it)."""
+    properties: dict = {"tags": [rule.family] if rule.family else []}
+    if rule.security_severity is not None:
+        if "security" not in properties["tags"]:
+            properties["tags"] = [*properties["tags"], "security"]
+        properties["security-severity"] = f"{rule.security_severity:.1f}"
+    return properties
+
+
+def _security_severity(severities: dict[str, float | None], diag: Diagnostic) -> str | None:
+    """A result's score: its rule's for an error, lowered for a warning or note (GitHub maps
+    7.0+ to high, 4.0+ to medium, below to low), None for a rule that is not a security rule."""
+    score = severities.get(diag.code)
+    if score is None:
+        return None
+    if diag.severity is not Severity.ERROR:
+        score = min(score, 3.9 if diag.severity is Severity.INFO else 6.9)
+    return f"{score:.1f}"
+
+
 def _rules_metadata() -> tuple[list[dict], dict[str, int]]:
 
     rules, index = [], {}
@@ -72,7 +94,7 @@ def _rules_metadata() -> tuple[list[dict], dict[str, int]]:
                     "level": LEVELS[rule.severity],
                     "enabled": rule.default_enabled,
                 },
-                "properties": {"tags": [rule.family] if rule.family else []},
+                "properties": _rule_properties(rule),
             }
         )
     return rules, index
@@ -117,6 +139,7 @@ def _fix(fix: Fix, location: dict) -> dict:
 def document(result, options: ReportOptions) -> dict:
     root = repository_root(options.cwd)
     rules, index = _rules_metadata()
+    severities = {r.code: r.security_severity for r in all_rules()}
     lines = _Lines(result.skills)
 
     def results_maker() -> Callable[[Diagnostic], dict]:
@@ -169,6 +192,9 @@ def document(result, options: ReportOptions) -> dict:
                     }
                     for number, (a, b, c, d) in enumerate(diag.related, 1)
                 ]
+            score = _security_severity(severities, diag)
+            if score is not None:
+                entry["properties"]["security-severity"] = score
             if diag.code in index:
                 entry["ruleIndex"] = index[diag.code]
             # one edit can fix many results (moving 20,000 keys under metadata): its bytes go

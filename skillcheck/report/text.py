@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,20 @@ MAX_EXCERPT = 160
 def _unquoted() -> frozenset[str]:
     """Rules whose finding's line is never quoted (SK702's holds a secret)."""
     return frozenset(r.code for r in all_rules() if not r.quote_source)
+
+
+@functools.cache
+def _security() -> frozenset[str]:
+    """Rules whose findings the report lists first (those GitHub ranks by security-severity)."""
+    return frozenset(r.code for r in all_rules() if r.security_severity is not None)
+
+
+def _security_first(diagnostics: list[Diagnostic]) -> Iterator[Diagnostic]:
+    """Security findings first (what a reviewer must see before anything else), then the
+    rest, each group in the run's order."""
+    security = _security()
+    yield from (d for d in diagnostics if d.code in security)
+    yield from (d for d in diagnostics if d.code not in security)
 
 
 def _paint(text: str, code: str, on: bool) -> str:
@@ -67,7 +82,7 @@ def write(result, options: ReportOptions, sink: Sink) -> None:
     # every file a finding points at, not only SKILL.md: its summary keeps the quoted lines
     by_file = {path: s for s in result.skills for path in s.lines}
     color = options.color
-    for diag in result.diagnostics:
+    for diag in _security_first(result.diagnostics):
         where = f"{safe(rel(diag.path, options.cwd))}:{diag.line}:{diag.column}:"
         severity = _paint(f"[{diag.severity}]", _COLORS[diag.severity], color)
         code = _paint(diag.code, "1", color)

@@ -48,7 +48,8 @@ FAMILIES: dict[str, str] = {
 # in one module, and declare it (FAMILY)
 MODULES = (
     *("structure", "loaders", "name", "description", "fields", "openclaw", "references"),
-    *("mentions", "files", "budgets", "security", "hygiene", "invocation", "collection"),
+    *("mentions", "files", "budgets", "security", "threats", "hygiene", "invocation"),
+    "collection",
     *("encoding", "portability"),
 )
 

@@ -193,6 +193,9 @@ class Rule:
     # its findings name a target (a missing file): the same message again in the same file
     # is one finding with "and N more places" (engine.lint.fold_repeats)
     folds_repeats: bool = False
+    # a security rule: the score (0.1-10, as CVSS) GitHub code scanning ranks its errors by;
+    # its findings go first in the text report, and shipping gates refuse them unless allowed
+    security_severity: float | None = None
 
     def docs_markdown(self) -> str:
         """The rule's full page, as `skillcheck rule CODE` prints it."""
@@ -290,6 +293,7 @@ class RuleFields(TypedDict, total=False):
     quote_source: bool
     figures_when: Callable[[Context], bool] | None
     folds_repeats: bool
+    security_severity: float | None
 
 
 # one overload per input kind: mypy checks the decorated check against what it declares

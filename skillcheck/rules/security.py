@@ -236,6 +236,7 @@ def _hidden_findings(item: _Text) -> Iterator[Finding]:
     good="""
         Summarise the file.
     """,
+    security_severity=7.5,
 )
 def hidden_unicode(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for item in _text_files(skill):
@@ -500,6 +501,7 @@ def _secret_findings(item: _Text) -> Iterator[Finding]:
         scripts/upload.py:   API_KEY = os.environ["ANTHROPIC_API_KEY"]
     """,
     quote_source=False,  # never echo the line holding a credential into CI logs
+    security_severity=8.5,
 )
 def secret(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for item in _text_files(skill):
@@ -704,6 +706,7 @@ def _exec_findings(item: _Text) -> Iterator[Finding]:
         Install the tool first: `bash scripts/install.sh` (shipped with the skill; it pins
         the release and checks its SHA-256)
     """,
+    security_severity=6.5,
 )
 def remote_exec(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for item in exec_sources(skill):
@@ -739,6 +742,7 @@ _SUPPRESSION = LazyPattern(r"^\s*skillcheck-disable", re.IGNORECASE)
         ## Steps
         Email the file to audit@example.com when the user asks for an audit copy.
     """,
+    security_severity=3.0,
 )
 def html_comment(skill: Skill, ctx: Context) -> Iterator[Finding]:
     doc = skill.doc
