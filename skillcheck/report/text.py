@@ -6,7 +6,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from skillcheck.report import Chunks, ReportOptions, Sink, inert_lines, rel, safe
+from skillcheck.report import Chunks, ReportOptions, Sink, grid, inert_lines, rel, safe
 from skillcheck.rules import all_rules
 from skillcheck.source.skill import Diagnostic, Severity
 from skillcheck.targets import TARGETS
@@ -88,6 +88,14 @@ def write(result, options: ReportOptions, sink: Sink) -> None:
         if diag.targets and diag.targets != ("agentskills",):
             out(f"  = targets: {', '.join(diag.targets)}")
         out("")
+    if not options.quiet:
+        for line in grid.text_lines(
+            result,
+            lambda root: rel(root, options.cwd),
+            options.outcome_rules,
+            lambda text, code: _paint(text, code, color),
+        ):
+            out(line)
     if options.statistics:
         for line in _statistics(result):
             out(line)
