@@ -141,7 +141,7 @@ def write(result, options: ReportOptions, sink: Sink) -> None:
     out(_json(head)[:-1] + ',"skills":[')
     for i, skill in enumerate(result.skills):
         per = result.outcomes.get(skill.root, {})
-        fig = skill.figures if skill.has_doc else None
+        fig = skill.figures  # as the JSON report gives them
         why = {
             str(t): " ".join(reasons[skill.root, target])
             for t, target in enumerate(targets)
@@ -442,7 +442,10 @@ SCRIPT = r"""
     for (var i = 0; i < S.length; i++) if (keep(S[i])) shown.push(i);
     page = 0; draw();
   }
-  [text, target, outcome, overOnly].forEach(function (c) { c.addEventListener("input", filter); });
+  [text, target, outcome, overOnly].forEach(function (c) {
+    c.addEventListener("input", filter);
+    c.addEventListener("change", filter);
+  });
   document.getElementById("filters").addEventListener("submit", function (e) {
     e.preventDefault();
   });
