@@ -199,24 +199,28 @@ def _runtimes(result, targets: list[str], out) -> None:
     out(
         '<section id="runtimes" aria-labelledby="h-runtimes">\n'
         '<h2 id="h-runtimes">Runtimes and budgets</h2>\n'
-        '<table class="totals-table"><caption>How many skills each runtime loads</caption>\n'
-        '<thead><tr><th scope="col">Runtime</th>'
-        + "".join(f'<th scope="col">{_e(o)}</th>' for o in Outcome)
+        '<div class="scroll"><table class="totals-table">'
+        "<caption>How many skills each runtime loads</caption>\n"
+        '<thead><tr><th scope="col">Outcome</th>'
+        + "".join(
+            f'<th scope="col" class="rt" title="{_e(TARGETS[t].title if t in TARGETS else t)}">'
+            f"{_e(t)}</th>"
+            for t in targets
+        )
         + "</tr></thead><tbody>\n"
     )
-    for t in targets:
-        title = TARGETS[t].title if t in TARGETS else t
+    for o in Outcome:
         out(
-            f'<tr><th scope="row" title="{_e(title)}">{_e(t)}</th>'
+            f'<tr><th scope="row">{_e(o)}</th>'
             + "".join(
-                f'<td class="o{int(o)}" data-target="{_e(t)}" data-outcome="{_e(o)}">'
-                f"{totals[t][o]:,}</td>"
-                for o in Outcome
+                f'<td class="{f"o{int(o)}" if totals[t][o] else "zero"}" data-target="{_e(t)}"'
+                f' data-outcome="{_e(o)}">{totals[t][o]:,}</td>'
+                for t in targets
             )
             + "</tr>\n"
         )
     out(
-        "</tbody></table>\n"
+        "</tbody></table></div>\n"
         f"<p>Marks: {_e(grid.LEGEND)}. Bars: tokens of each tier against its budget"
         " (catalog entry, body, largest reference file); red past the budget.</p>\n"
         '<form id="filters" class="filters" role="search" aria-label="Filter the skills">\n'
@@ -326,12 +330,13 @@ nav a{margin-right:1rem}
 .sev-error{color:var(--bad)}.sev-warning{color:var(--deg)}.sev-info{color:var(--muted)}
 table{border-collapse:collapse}th,td{border-bottom:1px solid var(--line);padding:.2rem .5rem;
 text-align:left;vertical-align:top}thead th{position:sticky;top:0;background:#f3f5f7}
-.scroll{overflow-x:auto}#grid td.skill{max-width:28rem;overflow-wrap:anywhere}
+.scroll{overflow-x:auto}#grid th.skill{min-width:10rem;max-width:24rem;overflow-wrap:break-word}
+#grid td{white-space:nowrap}.zero{color:var(--muted)}.totals-table td{text-align:right}
 .rt{font-size:.8rem}td.o0{color:var(--ok)}td.o1{color:var(--deg);font-weight:600}
 td.o2,td.o3{color:var(--bad);font-weight:700}
 .filters{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;margin:.6rem 0}
 input,select,button{font:inherit}button{padding:.2rem .7rem}
-.bar{display:inline-block;width:7rem;height:.8rem;border:1px solid #6b7682;
+.bar{display:inline-block;width:5rem;height:.8rem;border:1px solid #6b7682;
 background:#f3f5f7;vertical-align:middle;position:relative}
 .fill{display:block;height:100%;background:var(--bar)}.fill.over{background:var(--over)}
 .fig{font-variant-numeric:tabular-nums;font-size:.85rem;margin-left:.3rem}
