@@ -42,7 +42,7 @@ import pytest
 from conftest import run_skillcheck, skillcheck_command, write_skill
 from test_discover import _unprivileged
 
-FORMATS = ("text", "json", "sarif", "github", "junit")
+FORMATS = ("text", "json", "sarif", "github", "junit", "html")
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 WALL = 20.0  # seconds: a run that takes longer is hung, whatever the machine
 TIMEOUT = 60.0  # then the subprocess is killed and the test fails
@@ -573,6 +573,15 @@ def test_hostile_input(
         bad = [line for line in lines if not GITHUB_LINE.match(line)]
         assert not bad, bad[:3]
         assert "\r" not in out
+    elif command == "html":
+        # the page's two scripts only: the data block (every finding) and its own code
+        blocks = re.findall(r"<script([^>]*)>(.*?)</script>", out, re.DOTALL)
+        assert [attrs for attrs, _text in blocks] == [
+            ' type="application/json" id="skillcheck-data"',
+            "",
+        ]
+        assert len(json.loads(blocks[0][1])["findings"]) == len(report["diagnostics"])
+        assert out.count("<script") == 2
     elif command == "text":
         assert "\x1b" not in out
         assert not [line for line in out.splitlines() if line.lstrip().startswith("::")]
