@@ -19,10 +19,12 @@ Usage as a script prints a summary, or one document::
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 # Content kinds: each document has one dominant kind (used for the per-kind error breakdown).
 KINDS: tuple[str, ...] = (
@@ -58,64 +60,43 @@ class Document:
 # Vocabulary (hand-written)
 # --------------------------------------------------------------------------------------------
 
-ACTIONS = """extract text from|fill out|merge|split|rotate the pages of|validate|convert|summarize
-|review|deploy|migrate|refactor|profile|lint|format|translate|query|back up|restore|analyze
-|visualize|benchmark|debug|scaffold|document|audit|archive|compress|encrypt|sign|publish
-|schedule|monitor|redact|deduplicate|annotate|classify|index|search|render|transcribe|resize
-|optimize|generate changelogs for|triage|label|compare|normalize|export|import|clean up|upgrade
-""".replace("\n", "").split("|")
-
-THINGS = """PDF documents|spreadsheets|Word files|slide decks|database schemas|Kubernetes manifests
-|Terraform modules|CSV exports|log files|API responses|Git repositories|pull requests
-|Docker images|Jupyter notebooks|SVG icons|release notes|invoices|meeting transcripts
-|OpenAPI specs|GraphQL queries|Helm charts|unit tests|CI pipelines|error reports
-|customer tickets|brand guidelines|email drafts|dashboards|SQL migrations|audio recordings
-|screenshots|configuration files|Markdown pages|YAML workflows|design tokens|translation files
-|crash dumps|benchmark results|dependency manifests|access policies|backup snapshots
-|marketing briefs|research papers|contracts|expense reports|product specs|onboarding guides
-""".replace("\n", "").split("|")
-
-TOOLS = """pdfplumber|pypdf|pandas|openpyxl|python-docx|ffmpeg|ImageMagick|jq|yq|ripgrep|kubectl
-|helm|terraform|docker|git|gh|npm|pnpm|uv|pytest|eslint|prettier|black|ruff|psql|sqlite3|curl
-|pandoc|LibreOffice|Playwright|Puppeteer|boto3|gcloud|az|rsync|tar|gpg|openssl|make|cargo
-|rustc|go|node|deno|bun|poetry|pip|tox|mypy|pyright|sphinx|mkdocs|hugo|redis-cli|mongosh
-|duckdb|polars|numpy|matplotlib|plotly|Pillow|whisper|tesseract|qpdf|ghostscript|exiftool
-""".replace("\n", "").split("|")
-
-NOUNS = """file|folder|directory|script|command|option|flag|value|field|column|row|table|record
-|request|response|header|token|session|user|account|workspace|project|branch|commit|release
-|version|build|artifact|package|module|function|class|method|parameter|argument|variable
-|template|schema|format|encoding|timestamp|timezone|locale|language|message|warning|error
-|exception|stack trace|log line|metric|threshold|limit|quota|budget|deadline|owner|reviewer
-|approval|checklist|summary|report|chart|graph|image|thumbnail|page|section|heading|paragraph
-|footnote|citation|reference|link|anchor|path|URL|endpoint|service|cluster|node|pod|container
-|volume|secret|certificate|key|signature|checksum|digest|hash|cache|queue|worker|job|task
-|pipeline|stage|step|trigger|webhook|event|payload|batch|chunk|buffer|stream|socket|port
-|host|domain|region|zone|bucket|object|blob|snapshot|backup|migration|index|query|transaction
-|lock|retry|timeout|fallback|default|preset|profile|environment|dependency|plugin|extension
-|adapter|driver|client|server|proxy|gateway|router|handler|middleware|validator|parser
-|serializer|formatter|renderer|exporter|importer|scheduler|dispatcher|collector|aggregator
-""".replace("\n", "").split("|")
-
-ADJECTIVES = """large|small|empty|missing|invalid|valid|optional|required|nested|flat|sorted
-|unsorted|encrypted|compressed|signed|unsigned|stale|fresh|cached|temporary|permanent|public
-|private|internal|external|local|remote|relative|absolute|readable|writable|executable|hidden
-|visible|deprecated|experimental|stable|unstable|consistent|inconsistent|duplicate|unique
-|malformed|truncated|partial|complete|incremental|recursive|parallel|sequential|idempotent
-|deterministic|reproducible|portable|minimal|verbose|quiet|strict|lenient|default|custom
-|shared|isolated|scanned|handwritten|multilingual|right-to-left|password-protected|read-only
-""".replace("\n", "").split("|")
-
-ADVERBS = """always|never|carefully|quickly|explicitly|automatically|manually|silently|safely
-|eventually|immediately|usually|rarely|only|first|then|finally|again|directly|locally
-""".replace("\n", "").split("|")
-
-VERBS = """reads|writes|parses|validates|checks|skips|ignores|rejects|accepts|returns|emits
-|stores|loads|caches|merges|splits|sorts|filters|groups|renames|moves|copies|deletes|creates
-|updates|replaces|normalizes|escapes|encodes|decodes|compresses|uploads|downloads|streams
-|retries|logs|reports|counts|measures|limits|truncates|pads|wraps|formats|renders|signs
-|verifies|hashes|indexes|resolves|expands|collapses|flattens|serializes|dispatches|schedules
-""".replace("\n", "").split("|")
+# the word lists are data, token_corpus_words.json, by name: everyday words, a wider, less
+# common vocabulary (so calibration is not limited to everyday words) and hand-written
+# non-Latin sentence pools
+_WORDS = json.loads(Path(__file__).with_name("token_corpus_words.json").read_text(encoding="utf-8"))
+ACTIONS: list[str] = _WORDS["ACTIONS"]
+THINGS: list[str] = _WORDS["THINGS"]
+TOOLS: list[str] = _WORDS["TOOLS"]
+NOUNS: list[str] = _WORDS["NOUNS"]
+ADJECTIVES: list[str] = _WORDS["ADJECTIVES"]
+ADVERBS: list[str] = _WORDS["ADVERBS"]
+VERBS: list[str] = _WORDS["VERBS"]
+PARTICIPLES: list[str] = _WORDS["PARTICIPLES"]
+RARE_NOUNS: list[str] = _WORDS["RARE_NOUNS"]
+RARE_ADJECTIVES: list[str] = _WORDS["RARE_ADJECTIVES"]
+RARE_VERBS: list[str] = _WORDS["RARE_VERBS"]
+PROPER: list[str] = _WORDS["PROPER"]
+PEOPLE: list[str] = _WORDS["PEOPLE"]
+CONDITIONS: list[str] = _WORDS["CONDITIONS"]
+EDGE_CASES: list[str] = _WORDS["EDGE_CASES"]
+OUTCOMES: list[str] = _WORDS["OUTCOMES"]
+SKILL_NAMES: list[str] = _WORDS["SKILL_NAMES"]
+LICENSES: list[str] = _WORDS["LICENSES"]
+DOMAINS: list[str] = _WORDS["DOMAINS"]
+PATH_WORDS: list[str] = _WORDS["PATH_WORDS"]
+EMOJI: list[str] = _WORDS["EMOJI"]
+SYMBOLS: list[str] = _WORDS["SYMBOLS"]
+HEADINGS: list[str] = _WORDS["HEADINGS"]
+ACCENTED: list[str] = _WORDS["ACCENTED"]
+ZH: list[str] = _WORDS["ZH"]
+ZH_HEADINGS: list[str] = _WORDS["ZH_HEADINGS"]
+JA: list[str] = _WORDS["JA"]
+JA_HEADINGS: list[str] = _WORDS["JA_HEADINGS"]
+RU: list[str] = _WORDS["RU"]
+RU_HEADINGS: list[str] = _WORDS["RU_HEADINGS"]
+AR: list[str] = _WORDS["AR"]
+AR_HEADINGS: list[str] = _WORDS["AR_HEADINGS"]
+KO: list[str] = _WORDS["KO"]
 
 
 def _bare(verb: str) -> str:
@@ -127,480 +108,6 @@ def _bare(verb: str) -> str:
 
 
 VERBS_BARE = [_bare(v) for v in VERBS]
-
-PARTICIPLES = [
-    "recovered",
-    "repaired",
-    "validated",
-    "merged",
-    "restored",
-    "parsed",
-    "signed",
-    "audited",
-    "reproduced",
-    "rolled back",
-    "migrated",
-    "indexed",
-]
-
-# A wider, less common vocabulary so that calibration is not limited to everyday words.
-RARE_NOUNS = """reconciliation|idempotency|interoperability|misconfiguration|acknowledgement
-|prerequisite|authorization|synchronization|vulnerability|provenance|attestation|throughput
-|latency|granularity|cardinality|denormalization|pagination|serialization|hyperparameter
-|tokenizer|embedding|heuristic|precondition|postcondition|invariant|counterexample|regression
-|rollout|rollback|canary|sidecar|daemon|cron|mutex|semaphore|deadlock|livelock|watermark
-|backpressure|sharding|replication|failover|quorum|consensus|telemetry|observability
-|instrumentation|breadcrumb|tombstone|changeset|lockfile|monorepo|submodule|worktree|rebase
-|cherry-pick|bisect|blame|linter|formatter|transpiler|bundler|minifier|polyfill|shim|stub
-|fixture|mock|snapshot|golden file|harness|scaffold|boilerplate|placeholder|stylesheet
-|typography|kerning|ligature|glyph|palette|gradient|viewport|breakpoint|accessibility
-|localization|internationalization|pluralization|transliteration|diacritic|collation
-|amortization|depreciation|reimbursement|procurement|invoice|ledger|receivable|payable
-|subsidiary|jurisdiction|indemnification|confidentiality|termination|warranty|liability
-|stakeholder|retrospective|postmortem|escalation|handover|onboarding|offboarding|runbook
-|playbook|questionnaire|spreadsheet|pivot table|histogram|percentile|outlier|anomaly
-|hypothesis|confounder|covariate|coefficient|residual|heteroscedasticity|multicollinearity
-|photosynthesis|chlorophyll|thermodynamics|electromagnetism|neuroscience|epidemiology
-|archaeology|bibliography|chronology|encyclopedia|manuscript|parchment|calligraphy
-""".replace("\n", "").split("|")
-
-RARE_ADJECTIVES = """asynchronous|synchronous|heterogeneous|homogeneous|backward-compatible
-|non-blocking|thread-safe|stateless|stateful|ephemeral|immutable|mutable|transactional
-|eventual|distributed|centralized|decentralized|hierarchical|chronological|alphabetical
-|lexicographic|case-insensitive|whitespace-sensitive|human-readable|machine-readable
-|zero-downtime|fault-tolerant|latency-sensitive|cost-effective|well-documented|undocumented
-|overlapping|contradictory|ambiguous|unambiguous|exhaustive|comprehensive|rudimentary
-|sophisticated|counterintuitive|straightforward|cumbersome|negligible|substantial
-|preliminary|provisional|authoritative|canonical|superfluous|redundant|obsolete
-|quarterly|fiscal|contractual|regulatory|statutory|proprietary|confidential|unanticipated
-""".replace("\n", "").split("|")
-
-RARE_VERBS = """reconciles|amortizes|deprecates|backfills|rehydrates|debounces|throttles
-|memoizes|paginates|interpolates|extrapolates|disambiguates|canonicalizes|transliterates
-|quarantines|decommissions|provisions|orchestrates|instruments|annotates|supersedes
-|invalidates|precomputes|consolidates|reconstructs|summarizes|prioritizes|escalates
-""".replace("\n", "").split("|")
-
-PROPER = """Kubernetes|PostgreSQL|MySQL|Snowflake|BigQuery|Salesforce|Confluence|Jira|Figma
-|Notion|Datadog|Grafana|Prometheus|Sentry|PagerDuty|Slack|GitHub|GitLab|Bitbucket|Jenkins
-|CircleCI|Vercel|Netlify|Cloudflare|Terraform|Ansible|Pulumi|Airflow|Dagster|Spark|Kafka
-|RabbitMQ|Elasticsearch|OpenSearch|Redis|MongoDB|DynamoDB|Cassandra|SQLite|DuckDB|Pandas
-|NumPy|PyTorch|TensorFlow|HuggingFace|LangChain|FastAPI|Django|Flask|Express|Next.js
-|React|Vue|Svelte|Angular|Tailwind|Bootstrap|Stripe|Twilio|Shopify|Zendesk|HubSpot
-|Monday|Tuesday|Wednesday|Thursday|Friday|January|February|September|December|London
-|Berlin|Tokyo|Singapore|Nairobi|Montevideo|Alice|Bob|Priya|Mateo|Yuki|Olusegun|Ingrid
-""".replace("\n", "").split("|")
-
-PEOPLE = [
-    "the user",
-    "the reviewer",
-    "the maintainer",
-    "the agent",
-    "the model",
-    "the operator",
-    "your team",
-    "the on-call engineer",
-    "the customer",
-    "the author",
-]
-
-CONDITIONS = [
-    "the file is password-protected",
-    "the input is larger than {n} MB",
-    "the command exits with a non-zero status",
-    "the user has not confirmed the change",
-    "the output directory already exists",
-    "a required field is missing",
-    "the document contains scanned pages",
-    "the network is unavailable",
-    "the schema version is older than {v}",
-    "more than {n} rows fail validation",
-    "the branch is protected",
-    "the token has expired",
-    "you cannot find the referenced file",
-    "the locale is not supported",
-    "two records share the same identifier",
-    "the request takes longer than {n} seconds",
-    "the checksum does not match",
-]
-
-EDGE_CASES = [
-    "empty pages",
-    "rotated scans",
-    "merged cells",
-    "right-to-left text",
-    "very long lines",
-    "Windows line endings",
-    "byte order marks",
-    "duplicate headers",
-    "nested archives",
-    "symbolic links",
-    "non-UTF-8 file names",
-    "time zones without daylight saving",
-    "leap years",
-    "negative amounts",
-    "trailing whitespace",
-    "emoji in names",
-    "mixed indentation",
-    "unclosed code fences",
-    "zero-width characters",
-    "huge attachments",
-]
-
-OUTCOMES = [
-    "a short summary with the key figures",
-    "a diff the user can review",
-    "a JSON report written to `out/report.json`",
-    "one Markdown table per section",
-    "a list of failed checks with their line numbers",
-    "a signed archive and its checksum",
-    "a new branch with a single commit",
-    "a chart saved as PNG",
-    "a clean, validated copy",
-    "the original file, untouched, plus a corrected version",
-]
-
-SKILL_NAMES = """pdf-form-filler|spreadsheet-auditor|release-notes-writer|k8s-manifest-linter
-|sql-migration-reviewer|brand-voice-editor|invoice-extractor|meeting-summarizer
-|changelog-generator|docker-image-slimmer|api-contract-checker|log-triage|test-flake-hunter
-|slide-deck-builder|terraform-plan-explainer|data-quality-report|screenshot-annotator
-|translation-sync|incident-postmortem|dependency-updater|accessibility-audit|csv-cleaner
-|notebook-reviewer|svg-optimizer|contract-redliner|email-drafter|onboarding-guide-writer
-""".replace("\n", "").split("|")
-
-LICENSES = [
-    "MIT",
-    "Apache-2.0",
-    "BSD-3-Clause",
-    "Proprietary. LICENSE.txt has complete terms",
-    "MPL-2.0",
-    "CC-BY-4.0",
-]
-
-DOMAINS = [
-    "example.com",
-    "docs.example.org",
-    "api.acme.io",
-    "github.com",
-    "raw.githubusercontent.com",
-    "internal.corp.example",
-    "cdn.example.net",
-    "registry.npmjs.org",
-    "pypi.org",
-    "learn.example.dev",
-    "status.example.com",
-    "wiki.example.org",
-]
-
-PATH_WORDS = [
-    "docs",
-    "api",
-    "v1",
-    "v2",
-    "reference",
-    "guides",
-    "blob",
-    "main",
-    "src",
-    "assets",
-    "releases",
-    "download",
-    "latest",
-    "schemas",
-    "examples",
-    "tutorials",
-    "changelog",
-    "issues",
-    "pull",
-    "search",
-    "users",
-    "settings",
-    "billing",
-    "exports",
-    "reports",
-]
-
-EMOJI = [
-    "✅",
-    "❌",
-    "⚠️",
-    "🚀",
-    "📁",
-    "📝",
-    "🔒",
-    "🔍",
-    "💡",
-    "🐛",
-    "✨",
-    "🔥",
-    "📦",
-    "🧪",
-    "⏱️",
-    "👉",
-    "🎉",
-    "📊",
-    "🛠️",
-    "❗",
-    "➡️",
-    "⭐",
-    "🟢",
-    "🔴",
-    "🟡",
-    "📌",
-    "🤖",
-    "🙂",
-]
-
-SYMBOLS = [
-    "→",
-    "←",
-    "—",
-    "–",
-    "…",
-    "•",
-    "×",
-    "≤",
-    "≥",
-    "≠",
-    "±",
-    "°",
-    "©",
-    "®",
-    "™",
-    "€",
-    "£",
-    "§",
-    "¶",
-    "½",
-    "²",
-    "µ",
-    "✓",
-    "✗",
-    "★",
-    "«",
-    "»",
-]
-
-HEADINGS = [
-    "Overview",
-    "When to use this skill",
-    "Quick start",
-    "Instructions",
-    "Workflow",
-    "Examples",
-    "Inputs",
-    "Outputs",
-    "Configuration",
-    "Troubleshooting",
-    "Limitations",
-    "Best practices",
-    "Common mistakes",
-    "Reference",
-    "Options",
-    "Requirements",
-    "Setup",
-    "Error handling",
-    "Security notes",
-    "Performance",
-    "FAQ",
-    "Step-by-step",
-    "Validation",
-    "Output format",
-    "Edge cases",
-    "Related skills",
-    "Version history",
-    "Glossary",
-]
-
-ACCENTED = [
-    "Le fichier de configuration doit être validé avant le déploiement.",
-    "Vérifiez que les colonnes « date » et « montant » sont présentes.",
-    "Die Ausgabe enthält für jede Seite eine Zusammenfassung über die wichtigsten Änderungen.",
-    "Überprüfen Sie die Prüfsumme, bevor Sie die Datei öffnen.",
-    "El informe se genera en español cuando la configuración regional es «es-ES».",
-    "Não altere os arquivos originais; crie sempre uma cópia de segurança.",
-    "Zażółć gęślą jaźń — ten tekst sprawdza polskie znaki diakrytyczne.",
-    "Çıktı dosyası UTF-8 olarak kaydedilmelidir.",
-    "Η έξοδος πρέπει να είναι έγκυρο αρχείο JSON.",
-    "Tiếng Việt có nhiều dấu thanh như ả, ữ và ộ.",
-]
-
-
-# --------------------------------------------------------------------------------------------
-# Non-Latin sentence pools (hand-written)
-# --------------------------------------------------------------------------------------------
-
-ZH = [
-    "当用户要求处理 PDF 文件时，请使用此技能。",
-    "首先检查输入文件是否存在，并确认文件大小不超过 {n} MB。",
-    "如果表单包含扫描页面，请先运行 OCR，再提取文本。",
-    "不要修改原始文件，始终在输出目录中创建一个新的副本。",
-    "运行 `python scripts/extract.py input.pdf` 以提取所有表单字段。",
-    "输出结果应为 JSON 格式，每个字段包含名称、类型和当前值。",
-    "如果命令返回非零退出码，请将错误信息完整地报告给用户。",
-    "处理大型电子表格时，应分批读取数据，以避免内存不足。",
-    "所有日期必须转换为 ISO 8601 格式，例如 2024-03-15。",
-    "在提交更改之前，请让用户确认差异内容。",
-    "该脚本支持中文、日文和韩文字符，但不支持从右到左的文字。",
-    "请参阅 references/forms.md 了解完整的字段列表。",
-    "对于加密的文档，需要用户提供密码后才能继续。",
-    "生成的报告包括摘要、详细错误列表以及修复建议。",
-    "如果发现重复的记录，请保留最新的一条，并在日志中记录其余记录。",
-    "这个技能适用于财务部门的发票核对和费用报销流程。",
-    "部署前必须通过所有单元测试和静态检查。",
-    "配置文件位于项目根目录，名称为 config.yaml。",
-    "请勿在日志中输出密钥、令牌或其他敏感信息。",
-    "当网络不可用时，脚本会自动重试三次，每次间隔 {n} 秒。",
-    "表格的第一行是标题行，其余各行是数据。",
-    "使用简洁、准确的语言总结会议内容，并列出所有待办事项。",
-    "每个待办事项都应包含负责人和截止日期。",
-    "检查图像分辨率是否至少为 300 DPI，否则文字识别效果会很差。",
-    "完成后，删除所有临时文件并报告处理结果。",
-    "数据库迁移必须是可逆的，并且需要提供回滚脚本。",
-]
-
-ZH_HEADINGS = [
-    "概述",
-    "使用场景",
-    "快速开始",
-    "操作步骤",
-    "示例",
-    "输入与输出",
-    "配置",
-    "常见问题",
-    "故障排除",
-    "注意事项",
-    "参考资料",
-    "限制",
-]
-
-JA = [
-    "ユーザーが PDF フォームの入力を依頼したときに、このスキルを使用してください。",
-    "まず入力ファイルが存在するか確認し、サイズが {n} MB 以下であることを確かめます。",
-    "スキャンされたページが含まれている場合は、先に OCR を実行してください。",
-    "元のファイルは変更せず、必ず出力ディレクトリに新しいコピーを作成します。",
-    "`python scripts/fill_form.py` を実行すると、すべてのフィールドが一覧表示されます。",
-    "結果は JSON 形式で出力し、各フィールドには名前・型・現在の値を含めます。",
-    "コマンドがゼロ以外の終了コードを返した場合は、エラーメッセージをそのまま報告してください。",
-    "大きなスプレッドシートを処理するときは、データを分割して読み込みます。",
-    "日付はすべて ISO 8601 形式（例：2024-03-15）に変換してください。",
-    "変更を確定する前に、差分をユーザーに確認してもらいましょう。",
-    "詳しいフィールドの一覧は references/forms.md を参照してください。",
-    "暗号化された文書の場合、ユーザーからパスワードを受け取ってから続行します。",
-    "レポートには概要、エラーの詳細、修正案が含まれます。",
-    "重複したレコードが見つかった場合は、最新のものを残してください。",
-    "このスキルは経理部門の請求書確認や経費精算に向いています。",
-    "デプロイの前に、すべての単体テストと静的解析に合格する必要があります。",
-    "設定ファイルはプロジェクトのルートにある config.yaml です。",
-    "ログにシークレットやトークンなどの機密情報を出力しないでください。",
-    "ネットワークに接続できない場合、スクリプトは {n} 秒おきに三回まで再試行します。",
-    "会議の内容を簡潔にまとめ、すべてのアクションアイテムを箇条書きにしてください。",
-    "画像の解像度が 300 DPI 未満だと、文字認識の精度が下がります。",
-    "処理が終わったら、一時ファイルを削除して結果を報告します。",
-    "カタカナ語（データベース、ワークフロー、テンプレートなど）はそのまま使ってかまいません。",
-    "ひらがなとカタカナと漢字がまざった文章でも、ただしく処理できます。",
-]
-
-JA_HEADINGS = [
-    "概要",
-    "使い方",
-    "クイックスタート",
-    "手順",
-    "例",
-    "入力と出力",
-    "設定",
-    "よくある質問",
-    "トラブルシューティング",
-    "注意事項",
-    "参考資料",
-    "制限事項",
-]
-
-RU = [
-    "Используйте этот навык, когда пользователь просит заполнить PDF-форму.",
-    "Сначала убедитесь, что входной файл существует и его размер не превышает {n} МБ.",
-    "Если документ содержит отсканированные страницы, сначала запустите распознавание текста.",
-    "Никогда не изменяйте исходный файл: всегда создавайте новую копию в каталоге вывода.",
-    "Запустите `python scripts/extract.py input.pdf`, чтобы получить список всех полей формы.",
-    "Результат должен быть в формате JSON: для каждого поля укажите имя, тип и текущее значение.",
-    "Если команда завершилась с ненулевым кодом, полностью сообщите пользователю текст ошибки.",
-    "При обработке больших таблиц читайте данные частями, чтобы не исчерпать память.",
-    "Все даты нужно привести к формату ISO 8601, например 2024-03-15.",
-    "Перед фиксацией изменений покажите пользователю разницу и дождитесь подтверждения.",
-    "Полный список полей приведён в файле references/forms.md.",
-    "Для зашифрованных документов попросите у пользователя пароль.",
-    "Отчёт включает краткое резюме, подробный список ошибок и рекомендации по исправлению.",
-    "Если найдены дублирующиеся записи, оставьте самую новую, а остальные запишите в журнал.",
-    "Этот навык подходит для проверки счетов и авансовых отчётов в бухгалтерии.",
-    "Перед развёртыванием все модульные тесты и статические проверки должны пройти успешно.",
-    "Файл конфигурации находится в корне проекта и называется config.yaml.",
-    "Не выводите в журнал ключи, токены и другие секретные данные.",
-    "Если сеть недоступна, скрипт повторяет попытку три раза с интервалом {n} секунд.",
-    "Кратко изложите содержание встречи и перечислите все задачи с ответственными и сроками.",
-    "Разрешение изображения должно быть не меньше 300 DPI, иначе качество распознавания упадёт.",
-    "После завершения удалите временные файлы и сообщите о результатах.",
-    "Миграции базы данных должны быть обратимыми; приложите скрипт отката.",
-]
-
-RU_HEADINGS = [
-    "Обзор",
-    "Когда использовать",
-    "Быстрый старт",
-    "Порядок действий",
-    "Примеры",
-    "Входные и выходные данные",
-    "Настройка",
-    "Частые вопросы",
-    "Устранение неполадок",
-    "Ограничения",
-    "Справочник",
-]
-
-AR = [
-    "استخدم هذه المهارة عندما يطلب المستخدم تعبئة نموذج PDF.",
-    "تأكد أولاً من وجود ملف الإدخال وأن حجمه لا يتجاوز {n} ميغابايت.",
-    "إذا كان المستند يحتوي على صفحات ممسوحة ضوئياً، فقم بتشغيل التعرف الضوئي على الحروف أولاً.",
-    "لا تعدّل الملف الأصلي أبداً، وأنشئ دائماً نسخة جديدة في مجلد الإخراج.",
-    "شغّل الأمر `python scripts/extract.py input.pdf` للحصول على قائمة بجميع الحقول.",
-    "يجب أن تكون النتيجة بتنسيق JSON، مع اسم كل حقل ونوعه وقيمته الحالية.",
-    "إذا انتهى الأمر برمز خروج غير صفري، فأبلغ المستخدم برسالة الخطأ كاملة.",
-    "عند معالجة الجداول الكبيرة، اقرأ البيانات على دفعات لتجنب نفاد الذاكرة.",
-    "حوّل جميع التواريخ إلى تنسيق ISO 8601، مثل 2024-03-15.",
-    "قبل اعتماد التغييرات، اعرض الفروق على المستخدم وانتظر موافقته.",
-    "تجد القائمة الكاملة للحقول في الملف references/forms.md.",
-    "بالنسبة للمستندات المشفرة، اطلب كلمة المرور من المستخدم قبل المتابعة.",
-    "يتضمن التقرير ملخصاً قصيراً وقائمة مفصلة بالأخطاء واقتراحات للإصلاح.",
-    "إذا وُجدت سجلات مكررة، فاحتفظ بأحدثها وسجّل الباقي في ملف السجل.",
-    "هذه المهارة مناسبة لمراجعة الفواتير وتقارير المصروفات في قسم المحاسبة.",
-    "يجب أن تنجح جميع اختبارات الوحدة والفحوصات الثابتة قبل النشر.",
-    "يوجد ملف الإعدادات في جذر المشروع باسم config.yaml.",
-    "لا تطبع المفاتيح أو الرموز المميزة أو أي بيانات سرية في السجلات.",
-    "إذا كانت الشبكة غير متاحة، يعيد البرنامج المحاولة ثلاث مرات بفاصل {n} ثوانٍ.",
-    "لخّص محتوى الاجتماع بإيجاز واذكر جميع المهام مع المسؤول عنها والموعد النهائي.",
-    "بعد الانتهاء، احذف الملفات المؤقتة وأبلغ عن النتائج.",
-]
-
-AR_HEADINGS = [
-    "نظرة عامة",
-    "متى تستخدم هذه المهارة",
-    "البدء السريع",
-    "الخطوات",
-    "أمثلة",
-    "المدخلات والمخرجات",
-    "الإعدادات",
-    "الأسئلة الشائعة",
-    "استكشاف الأخطاء",
-    "القيود",
-]
-
-KO = [
-    "사용자가 PDF 양식 작성을 요청하면 이 스킬을 사용하세요.",
-    "먼저 입력 파일이 있는지 확인하고 크기가 {n} MB를 넘지 않는지 확인합니다.",
-    "원본 파일은 절대 수정하지 말고 항상 출력 디렉터리에 새 사본을 만드세요.",
-    "결과는 JSON 형식이어야 하며 각 필드의 이름, 형식, 현재 값을 포함해야 합니다.",
-    "변경 사항을 확정하기 전에 사용자에게 차이를 보여 주고 확인을 받으세요.",
-    "작업이 끝나면 임시 파일을 삭제하고 결과를 보고합니다.",
-]
 
 LANG_POOLS: dict[str, tuple[list[str], list[str]]] = {
     "zh": (ZH, ZH_HEADINGS),

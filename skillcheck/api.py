@@ -4,14 +4,14 @@ nothing is catalogued or packed while a skill has an error (or any finding, when
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
 from skillcheck.engine.lint import LintResult, lint
-from skillcheck.engine.runner import Extra
+from skillcheck.engine.runner import Extra, RunProgress
 from skillcheck.errors import RefusedContent, UsageError
 from skillcheck.package.bundle import Source, write_bundle
 from skillcheck.package.bundlecheck import valid_pack_record
@@ -25,6 +25,7 @@ from skillcheck.package.loader import Bundle, BundleError, open_bundle, unpack, 
 from skillcheck.package.wellknown import base_url_problem, pack_uploads, publish
 from skillcheck.settings import Settings
 from skillcheck.source.discover import absolute
+from skillcheck.source.skill import Severity
 
 __all__ = [
     "Bundle",
@@ -45,6 +46,9 @@ __all__ = [
 ]
 
 
+UPLOAD_TARGET = "claude-api"  # the loader upload zips (``pack --uploads``) are written for
+
+
 class Refused(RefusedContent):
     """Lint found errors (or, strict, any finding): ``result`` holds them (exit 1)."""
 
@@ -57,7 +61,7 @@ def check_for_shipping(
     paths: Sequence[Path],
     settings: Settings,
     *,
-    progress: Callable[[Path], None] | None = None,
+    progress: RunProgress | None = None,
     records: bool = False,
 ) -> LintResult:
     """Lint ``paths`` (default: the current directory), keeping the loaded skills; raise
@@ -111,6 +115,8 @@ class Packed:
     where: Path  # the archive, the well-known directory or the uploads directory
     digest: str = ""  # the archive's, for --output
     uploads: list[tuple[str, str]] = field(default_factory=list)  # (zip name, digest)
+    # findings the gate let through (warnings and info; errors too with an allowing config)
+    let_through: dict[Severity, int] = field(default_factory=dict)
 
 
 def check_destination(
@@ -139,7 +145,7 @@ def pack(
     fmt: str = "tar.gz",
     base_url: str | None = None,
     mtime: int | None = None,
-    progress: Callable[[Path], None] | None = None,
+    progress: RunProgress | None = None,
 ) -> Packed:
     """Check, then write exactly one of: a bundle archive (``output``), a well-known
     directory or one upload zip per skill. Raises Refused when the check fails."""
@@ -156,15 +162,18 @@ def pack(
             for skill, record in zip(result.skills, result.extras, strict=True)
         }
         digest = write_bundle(data, sources, output, fmt=fmt, mtime=mtime)
-        return Packed(len(result.skills), output, digest)
+        return Packed(len(result.skills), output, digest, let_through=result.counts())
+    if uploads is not None and UPLOAD_TARGET not in settings.targets:
+        # an upload zip is for claude.ai and the Skills API: its gate is that loader's rules
+        # (reserved words in `name`, keys it rejects), whatever else was asked for
+        settings = replace(settings, targets=(*settings.targets, UPLOAD_TARGET))
     result = check_for_shipping(paths, settings, progress=progress)
     data = manifest(result, settings, paths)
     count = len(result.skills)
     if well_known is not None:
         publish(result.loaded, data, well_known, base_url, mtime, archive_format=fmt)
-        return Packed(count, well_known)
+        return Packed(count, well_known, let_through=result.counts())
     if uploads is not None:
-        return Packed(
-            count, uploads, uploads=list(pack_uploads(result.loaded, data, uploads, mtime))
-        )
+        zips = list(pack_uploads(result.loaded, data, uploads, mtime))
+        return Packed(count, uploads, uploads=zips, let_through=result.counts())
     raise AssertionError("check_destination lets exactly one destination through")

@@ -183,3 +183,25 @@ def _check_target(value: Any, path: Path) -> None:
         parse_targets(value)
     except ValueError as exc:
         raise ConfigError(f"{path}: key 'target': {exc}") from None
+
+
+def toml_value(value: Any) -> str:
+    """A value as TOML (--show-settings, the starter configuration); None, which TOML cannot
+    write, as an empty string."""
+    import json  # not at the top: `skillcheck --help` need not import it
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return (
+            "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+        )
+    if value is None:
+        return '""'
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(str(value))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from skillcheck.source.display import did_you_mean
 from skillcheck.source.skill import Impact, Outcome, Severity
 
 SPEC_FIELDS = frozenset(
@@ -260,7 +261,8 @@ def parse_targets(value: str | list[str]) -> tuple[str, ...]:
             continue
         if item not in TARGETS:
             known = ", ".join([*TARGETS, "all"])
-            raise ValueError(f"unknown target {item!r}; known targets: {known}")
+            hint = did_you_mean(item, [*TARGETS, "all"])
+            raise ValueError(f"unknown target {item!r}{hint}; known targets: {known}")
         names.append(item)
     if not names:
         raise ValueError("no target given")

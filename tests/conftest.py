@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+
+# hypothesis times each example (200 ms) and the making of its data (too_slow): clocks a
+# loaded machine fails; the tests that care about speed count operations instead
+settings.register_profile("skillcheck", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("skillcheck")
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -163,3 +172,65 @@ def copy_checkout(dest: Path) -> Path:
         elif source.is_file():
             shutil.copy2(source, target)
     return dest
+
+
+# --- growth checks that a loaded machine does not fail --------------------------------------
+
+
+def cpu_seconds(work: Callable[[], object]) -> float:
+    """CPU seconds of ``work`` in this process, after a collection so that garbage left by
+    earlier tests is not charged to it."""
+    gc.collect()
+    started = time.process_time()
+    work()
+    return time.process_time() - started
+
+
+def assert_linear(
+    cost: Callable[[int], float], n: int, *, slack: float = 0.2, rounds: int = 6, what: str = ""
+) -> None:
+    """Fail if ``cost`` (CPU seconds of some work on an input of size ``n``) grows faster than
+    linearly from ``n`` to ``4 * n``: linear gives ~4x, quadratic 16x, the bound is 8x.
+
+    A busy machine only ever adds time to a measurement (another process's cache misses, a
+    descheduled core), never takes it away, so each size keeps the least of its measurements;
+    the two sizes are measured in turn, so a burst of load lands on both, and the check passes
+    as soon as the least figures grow linearly. It fails only when every round shows the
+    large input more than 8x the small one, which noise alone cannot keep up while a
+    quadratic scan always does.
+    """
+    cost(n)  # imports, compiled patterns and caches are made once, untimed
+    small = large = float("inf")
+    for _ in range(rounds):
+        small = min(small, cost(n))
+        large = min(large, cost(4 * n))
+        if large <= 8 * small + slack:
+            return
+    pytest.fail(f"{what}: {small:.3f}s at {n:,}, {large:.3f}s at {4 * n:,} (best of {rounds})")
+
+
+def calls_made(work: Callable[[], object], limit: int | None = None) -> int:
+    """How many functions, Python and built-in, ``work`` calls: a count of operations that,
+    unlike a clock, the machine's load does not change. Past ``limit`` calls the work is
+    stopped (an exception raised inside it) and the test fails."""
+    count = 0
+
+    def profile(_frame: object, event: str, _arg: object) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+            if limit is not None and count > limit:
+                sys.setprofile(None)
+                raise RuntimeError(f"more than {limit:,} calls")
+
+    sys.setprofile(profile)
+    try:
+        work()
+    except RuntimeError:
+        if limit is None or count <= limit:
+            raise
+    finally:
+        sys.setprofile(None)
+    if limit is not None and count > limit:
+        pytest.fail(f"more than {limit:,} calls")
+    return count

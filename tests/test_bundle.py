@@ -13,7 +13,6 @@ import stat
 import struct
 import tarfile
 import tempfile
-import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -586,30 +585,42 @@ def _flood_tar(count: int, typeflag: bytes = b"0") -> bytes:
     ids=["members", "pax-headers"],
 )
 def test_member_flood_is_rejected_quickly(
-    tmp_path: Path, typeflag: bytes, count: int, reason: str
+    tmp_path: Path, typeflag: bytes, count: int, reason: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "flood.tar.gz"
     path.write_bytes(_flood_tar(count, typeflag))
-    start = time.process_time()  # CPU: the machine may be shared
+    headers = 0
+    real_header = archive._TarReader._header
+
+    def counting_header(self: archive._TarReader, block: bytes) -> tuple[bytes, int, int, bytes]:
+        nonlocal headers
+        headers += 1
+        return real_header(self, block)
+
+    monkeypatch.setattr(archive._TarReader, "_header", counting_header)
     with pytest.raises(BundleError, match=reason):
         verify(path)
-    assert time.process_time() - start < 2.0
+    assert 0 < headers <= 8, headers  # refused near the start, not after reading them all
     with pytest.raises(BundleError, match=reason):
         unpack(path, tmp_path / "dest")
     assert sorted(os.listdir(tmp_path)) == ["flood.tar.gz"]
 
 
-def test_member_count_is_bounded(tmp_path: Path) -> None:
+def test_member_count_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     raw = io.BytesIO()
     with zipfile.ZipFile(raw, "w") as zf:
         for i in range(10_050):
             zf.writestr(f"demo/f{i}", b"")
         zf.comment = dumps_manifest(_manifest({"SKILL.md": SKILL_MD}))
     (tmp_path / "flood.zip").write_bytes(raw.getvalue())
-    start = time.process_time()
-    with pytest.raises(BundleError, match="more than 10000 members"):
-        verify(tmp_path / "flood.zip")  # from the end record, before the directory is parsed
-    assert time.process_time() - start < 1.0
+
+    def parsed(*_args: object) -> None:
+        raise AssertionError("zipfile parsed the central directory")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(zipfile.ZipFile, "_RealGetContents", parsed)
+        with pytest.raises(BundleError, match="more than 10000 members"):
+            verify(tmp_path / "flood.zip")  # from the end record, before the directory is parsed
     # a manifest may not list more files than the bound either
     files = {f"f{i}.md": b"" for i in range(6)} | {"SKILL.md": SKILL_MD}
     (tmp_path / "six.tar.gz").write_bytes(_bundle(files=files))

@@ -144,7 +144,7 @@ def test_manifest_fields(tmp_path: Path) -> None:
     assert entry["path"] == "skills/pdf-tools"
     assert entry["references"] == ["assets/logo.png", "references/FORMS.md"]
     # the same figures lint reports and its budget rules check
-    from skillcheck.rules.budgets import skill_figures
+    from skillcheck.analysis.figures import skill_figures
 
     figures = skill_figures(skill, "estimate")
     assert entry["tokens"] == {

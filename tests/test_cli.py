@@ -382,6 +382,18 @@ def test_rule_documentation(name: str) -> None:
     assert text.startswith("# SK206 name-directory-mismatch\n")
     for heading in ("## What it does", "## Why is this bad?", "## Example", "Use instead:"):
         assert heading in text
+    # where to read or change it: SK206 is not in a file named after its code
+    assert text.endswith("\nDefined in `skillcheck/rules/name.py:name_directory_mismatch`.\n")
+
+
+def test_every_rule_names_the_file_and_function_that_define_it() -> None:
+    from skillcheck.rules import all_rules
+
+    package = Path(__file__).resolve().parent.parent
+    for found in all_rules():
+        path, _, function = found.defined_in.partition(":")
+        source = (package / path).read_text(encoding="utf-8")
+        assert f"def {function}(" in source and f'"{found.code}"' in source, found.code
 
 
 def test_rule_documentation_of_an_option() -> None:

@@ -303,6 +303,7 @@ def test_progress_on_a_terminal_only_and_never_with_a_machine_format(tmp_path: P
     code, out, err = _run_with_tty_stderr(["lint", "--isolated", "--no-cache", "."], tmp_path)
     assert code == 0, err
     assert b"skillcheck: checking: 1 skill" in err
+    assert b"/3 skills" in err  # done/total once the search is over: never a frozen count
     assert err.endswith(b"\r\x1b[2K")  # erased before the report
     assert b"checking" not in out
     code, out, err = _run_with_tty_stderr(
@@ -318,6 +319,22 @@ def test_progress_on_a_terminal_only_and_never_with_a_machine_format(tmp_path: P
         timeout=120,
     )
     assert piped.returncode == 0 and b"checking" not in piped.stderr
+
+
+def test_progress_line_counts_done_of_total_and_estimates_the_rest() -> None:
+    from skillcheck.cli.common import Progress
+
+    progress = Progress("skillcheck: checking")
+    for _ in range(4):
+        progress.found()
+    assert progress.line(progress.started) == "4 skills"
+    progress.checked()
+    assert progress.line(progress.started) == "1/4 skills (still searching)"
+    progress.searched()
+    # one skill in 10 s: the other three take about 30 s more
+    assert progress.line(progress.started + 10) == "1/4 skills, about 30 s left"
+    progress.checked(3)
+    assert progress.line(progress.started + 40) == "4/4 skills"
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")

@@ -198,7 +198,7 @@ def test_symlink_loops_are_diagnostics(tmp_path: Path) -> None:
     (tmp_path / "b").symlink_to(tmp_path / "a")
     (tmp_path / "pdf-tools" / "SKILL-loop.md").symlink_to(tmp_path / "pdf-tools" / "SKILL-loop.md")
     result = run_skillcheck(
-        "lint", "--isolated", "--format", "json", ".", "a", cwd=tmp_path, timeout=30
+        "lint", "--isolated", "--format", "json", ".", "a", cwd=tmp_path, timeout=60
     )
     report = json.loads(result.stdout)
     sk100 = [d for d in report["diagnostics"] if d["code"] == "SK100"]
@@ -241,7 +241,7 @@ def test_fifos_and_sockets_never_hang(tmp_path: Path) -> None:
             ".",
             "fifo-skill/SKILL.md",
             cwd=tmp_path,
-            timeout=30,
+            timeout=60,
         )
     finally:
         for sock in sockets:
@@ -299,7 +299,7 @@ def test_an_unreadable_directory_is_a_diagnostic(tmp_path: Path) -> None:
             ],
             cwd=tmp_path,
             capture_output=True,
-            timeout=30,
+            timeout=60,
             env={**os.environ, "NO_COLOR": "1"},
         )
     finally:

@@ -15,7 +15,7 @@ from conftest import write_skill
 # it, an exit handler, text left in stdout's buffer, and (with THREAD) a thread still running
 # when the command ends.
 _PROBE = """
-import atexit, os, sys, threading, time
+import atexit, os, sys, threading
 class Probe:
     def __del__(self):
         os.write(2, b"<freed>")
@@ -24,7 +24,9 @@ atexit.register(lambda: sys.stdout.write("<handler>"))  # buffered, flushed afte
 sys.stdout.write("<buffered>")
 if os.environ.get("THREAD"):
     def late():
-        time.sleep(0.3)
+        # alive until the main thread has finished (the interpreter's exit marks it done
+        # before it waits for the other threads), however long the command takes
+        threading.main_thread().join()
         os.write(2, b"<thread done>")
     threading.Thread(target=late).start()
 from skillcheck._entry import main

@@ -287,6 +287,7 @@ def _under(root: Path, shown: str) -> bool:
     return not os.path.isabs(shown) and not os.path.normpath(shown).startswith("..")
 
 
+@pytest.mark.slow  # a long property search through the command
 @settings(
     max_examples=60,
     derandomize=True,

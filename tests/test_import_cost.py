@@ -11,7 +11,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -33,8 +32,17 @@ ep.load()()
 """
 
 
-def _modules_after(*args: str) -> tuple[str, set[str]]:
-    code = _PROBE.replace("ARGS", repr(list(args)))
+# the clock three seconds ahead: files written just now look older than the cache's two
+# seconds of doubt (a same-tick edit), without waiting for them to age
+_CLOCK_AHEAD = """
+import time
+_now = time.time_ns
+time.time_ns = lambda: _now() + 3_000_000_000
+"""
+
+
+def _modules_after(*args: str, prelude: str = "") -> tuple[str, set[str]]:
+    code = prelude + _PROBE.replace("ARGS", repr(list(args)))
     # -I: no current directory on sys.path, as for the console script
     result = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -89,14 +97,13 @@ def test_linting_a_few_skills_starts_no_worker_machinery(tmp_path: Path) -> None
     it from the cache without parsing it (no multiprocessing, no yaml)."""
     skill = write_skill(tmp_path, "pdf-tools")
     cache = str(tmp_path / "cache")
-    _out, cold = _modules_after("lint", "--isolated", "--cache-dir", cache, str(skill))
+    # files younger than two seconds are compared by content, which parses them again: the
+    # cold run's clock is ahead, so the entry it writes trusts their identity
+    args = ("lint", "--isolated", "--cache-dir", cache, str(skill))
+    _out, cold = _modules_after(*args, prelude=_CLOCK_AHEAD)
     assert not {"multiprocessing", "concurrent.futures.process"} & cold
     assert "yaml" in cold  # the first run parses SKILL.md
-    # files younger than two seconds are compared by content, which parses them again:
-    # wait until the entry's identity can be trusted
-    time.sleep(2.1)
-    _out, _warm = _modules_after("lint", "--isolated", "--cache-dir", cache, str(skill))
-    _out, warm = _modules_after("lint", "--isolated", "--cache-dir", cache, str(skill))
+    _out, warm = _modules_after(*args)
     assert not {"multiprocessing", "concurrent.futures.process", "yaml"} & warm
 
 
@@ -141,9 +148,10 @@ main()
 """
 
 
-def _compiled_after(*args: str, cwd: Path) -> tuple[int, int]:
+def _compiled_after(*args: str, cwd: Path, prelude: str = "") -> tuple[int, int]:
+    code = prelude + _COMPILED_AT_EXIT
     result = subprocess.run(
-        [sys.executable, "-c", _COMPILED_AT_EXIT, *args], cwd=cwd, capture_output=True, timeout=120
+        [sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, timeout=120
     )
     done, made = result.stderr.decode().rsplit("COMPILED:", 1)[1].split("/")
     return int(done), int(made)
@@ -160,9 +168,9 @@ def test_patterns_are_compiled_once_before_workers_are_forked(tmp_path: Path) ->
     # one skill checked here compiles only what its rules use; a warm run none at all
     cache = str(tmp_path / "cache")
     one = str(tmp_path / "skill-00")
-    done, made = _compiled_after("lint", "--isolated", "--cache-dir", cache, one, cwd=tmp_path)
+    args = ("lint", "--isolated", "--cache-dir", cache, one)
+    # the clock ahead: the entry trusts the files' identity (see _CLOCK_AHEAD)
+    done, made = _compiled_after(*args, cwd=tmp_path, prelude=_CLOCK_AHEAD)
     assert 0 < done < made
-    time.sleep(2.1)  # an entry younger than two seconds is compared by content
-    _compiled_after("lint", "--isolated", "--cache-dir", cache, one, cwd=tmp_path)
-    done, made = _compiled_after("lint", "--isolated", "--cache-dir", cache, one, cwd=tmp_path)
+    done, made = _compiled_after(*args, cwd=tmp_path)
     assert done <= 2  # display's check of a path for lone surrogates, at most

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing
 import os
 import time
 from collections import Counter
@@ -141,11 +142,17 @@ def _record_pids(monkeypatch: pytest.MonkeyPatch, where: Path) -> None:
     (a forked worker inherits the patched class)."""
     where.mkdir()
     real = engine.Checker.__call__
+    # each worker's first skill waits for the other's: neither takes every chunk before the
+    # other has started (made before the pool forks its workers, which inherit it)
+    both_started = multiprocessing.Barrier(2)
+    begun: list[int] = [os.getpid()]  # the main process checks alone when it checks
 
     def spy(self, task):
         with open(where / str(os.getpid()), "a", encoding="utf-8") as handle:
             handle.write(f"{task[0].name}\n")
-        time.sleep(0.005)  # no worker can take every chunk before the other has started
+        if os.getpid() not in begun:
+            begun.append(os.getpid())
+            both_started.wait(timeout=120)  # a hang guard
         return real(self, task)
 
     monkeypatch.setattr(engine.Checker, "__call__", spy)
@@ -275,7 +282,8 @@ def test_a_rule_failing_in_a_worker_is_one_line_and_exit_2(
     slug = _break_rule(monkeypatch, "SK113", victim, boom)
     started = time.monotonic()
     exit_code, out, err = lint_out(tmp_path, "--jobs", "2", "--no-cache")
-    assert time.monotonic() - started < 20  # the pool is shut down, not waited on forever
+    # a hang guard, generous for a loaded machine: the pool is shut down, not waited on forever
+    assert time.monotonic() - started < 120
     assert exit_code == 2
     assert out == ""
     assert "Traceback" not in err

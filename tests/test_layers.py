@@ -19,7 +19,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "skillcheck"
 # top to bottom; a module's layer is the one naming it or its package (longest prefix wins)
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cli", ("skillcheck.__main__", "skillcheck._entry", "skillcheck.cli")),
-    ("lsp", ("skillcheck.lsp",)),
+    # the Language Server and the MCP server/client: front ends on top of the API
+    ("lsp/mcp", ("skillcheck.lsp", "skillcheck.mcp")),
     ("api", ("skillcheck.api",)),
     ("report/package", ("skillcheck.report", "skillcheck.package")),
     ("fix", ("skillcheck.fix",)),
@@ -133,11 +134,47 @@ def test_no_import_cycle() -> None:
     assert _cycles(GRAPH) == []
 
 
+# what a layer above the rules may import of them: the registry (``skillcheck.rules``) and
+# the rule machinery it is made of (``rules.base``: Context, options, the decorator)
+REGISTRY = {"skillcheck.rules", "skillcheck.rules.base"}
+
+
+def _rule_modules_imported(module: str, graph: dict[str, set[str]]) -> list[str]:
+    """The rule modules (other than the registry) that ``module``, above the rules, imports:
+    rule modules hold rules only, and whatever else needs their machinery takes it from
+    analysis/ or below."""
+    if _layer(module) >= _layer("skillcheck.rules.base"):
+        return []
+    return sorted(
+        t for t in graph[module] if t.startswith("skillcheck.rules.") and t not in REGISTRY
+    )
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_only_the_registry_is_imported_from_the_rules(module: str) -> None:
+    found = _rule_modules_imported(module, GRAPH)
+    assert not found, f"{module} imports rule modules {found}: move what it needs to analysis/"
+
+
 def test_the_checks_catch_a_cycle_and_an_upward_import() -> None:
     # the detectors themselves: a two-module circle is found, and rules -> engine is upward
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
     assert _layer("skillcheck.engine.runner") < _layer("skillcheck.rules.base")
     assert "skillcheck.rules.base" in GRAPH["skillcheck.rules.fields"]
+    # an engine, package or report module importing a rule module is caught; the registry
+    # and the rules importing each other are not
+    graph = {
+        "skillcheck.engine.runner": {"skillcheck.rules", "skillcheck.rules.budgets"},
+        "skillcheck.package.catalog": {"skillcheck.rules.collection", "skillcheck.rules.base"},
+        "skillcheck.report.text": {"skillcheck.rules.fields"},
+        "skillcheck.rules.budgets": {"skillcheck.rules.base", "skillcheck.rules.fields"},
+    }
+    assert _rule_modules_imported("skillcheck.engine.runner", graph) == ["skillcheck.rules.budgets"]
+    assert _rule_modules_imported("skillcheck.package.catalog", graph) == [
+        "skillcheck.rules.collection"
+    ]
+    assert _rule_modules_imported("skillcheck.report.text", graph) == ["skillcheck.rules.fields"]
+    assert _rule_modules_imported("skillcheck.rules.budgets", graph) == []
     with pytest.raises(AssertionError, match="has no layer"):
         _layer("skillcheck.newmodule")
     # the commands do defer imports, and the deferred-import scan sees them

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import skillcheck_command, write_skill
+from conftest import assert_linear, cpu_seconds, skillcheck_command, write_skill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -248,11 +248,13 @@ def test_debounced_changes_publish_the_last_buffer_once(client: Client, tmp_path
     last = client.diagnostics(uri)
     message = json.dumps(last)
     assert "Bad_6" in message
-    # nothing was published for the intermediate versions
-    time.sleep(1)
-    while not client.messages.empty():
-        extra = client.messages.get_nowait()
-        assert extra is None or extra.get("params", {}).get("version") in (None, 6)
+    # nothing was published for the intermediate versions: the server answers a request
+    # only after the notifications sent before it, so whatever the burst made comes first
+    client.next_id += 1
+    ident = client.next_id
+    client.send({"id": ident, "method": "shutdown"})
+    while (extra := client.messages.get(timeout=WAIT)) is not None and extra.get("id") != ident:
+        assert extra.get("params", {}).get("version") in (None, 6), extra
 
 
 def test_disable_for_this_line_and_other_markdown_files(client: Client, tmp_path: Path) -> None:
@@ -406,7 +408,6 @@ def test_a_selection_over_hundreds_of_findings_gets_one_shared_fix_quickly(
     diagnostics = client.diagnostics(uri, 1)
     moved = [d for d in diagnostics if d["code"] == "SK108"]
     assert len(moved) == 400
-    started = time.perf_counter()
     actions = client.request(
         "textDocument/codeAction",
         {
@@ -415,14 +416,12 @@ def test_a_selection_over_hundreds_of_findings_gets_one_shared_fix_quickly(
             "context": {"diagnostics": moved},
         },
     )
-    elapsed = time.perf_counter() - started
     quick = [a for a in actions if a["kind"] == "quickfix" and a["title"].startswith("SK108")]
     assert len(quick) == 1, [a["title"] for a in quick]
     moved_text = _apply(text, quick[0]["edit"]["changes"][uri])
     assert "metadata:\n  key0: v\n" in moved_text and "\nkey399: v" not in moved_text
     disables = [a for a in actions if a["title"].startswith("Disable ")]
-    assert 0 < len(disables) <= 20
-    assert elapsed < 10, f"{elapsed:.1f} s"
+    assert 0 < len(disables) <= 20  # each is proved by a parse: a bounded number of them
 
 
 _CLIENT_CHARS = st.text(
@@ -453,13 +452,33 @@ def test_client_columns_of_many_findings_on_a_long_line_are_linear() -> None:
     """Publishing measured each diagnostic's line head: thousands of findings on a megabyte
     line of non-ASCII text were quadratic."""
 
-    def cost(n: int) -> float:
-        started = time.process_time()
+    def work(n: int) -> None:
         for line in ("[a](missing.md) é 😀 " * (n // 20), "[a](missing.md) e :) " * (n // 20)):
             for encoding in ("utf-8", "utf-16", "utf-32"):
                 for column in range(0, len(line), 20):
                     analysis.client_units(line, column, encoding)
-        return time.process_time() - started
 
-    small, large = cost(100_000), cost(400_000)
-    assert large <= 8 * small + 0.2, f"{small:.3f}s at 100,000, {large:.3f}s at 400,000"
+    assert_linear(lambda n: cpu_seconds(lambda: work(n)), 100_000, what="client columns")
+
+
+def test_a_known_rename_is_offered_and_help_reads_as_help(client: Client, tmp_path: Path) -> None:
+    skill = write_skill(tmp_path, "pdf-tools")
+    skill_md = skill / "SKILL.md"
+    _initialize(client, tmp_path)
+    text = GOOD.replace("name: pdf-tools", "name: pdf-tool") + "\n# Steps\n\nDo it.\n"
+    uri = _open(client, skill_md, text)
+    mismatch = next(d for d in client.diagnostics(uri, 1) if d["code"] == "SK206")
+    assert mismatch["message"].endswith("\nhelp: name: pdf-tools")
+    actions = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": mismatch["range"],
+            "context": {"diagnostics": [mismatch]},
+        },
+    )
+    [rename] = [a for a in actions if a["title"] == "SK206: rename the skill to 'pdf-tools'"]
+    assert rename["kind"] == "quickfix" and not rename.get("isPreferred")
+    assert _apply(text, rename["edit"]["changes"][uri]).startswith("---\nname: pdf-tools\n")
+    # a rename changes meaning: never part of "fix all"
+    assert not [a for a in actions if a["kind"] == "source.fixAll"]

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from skillcheck.analysis.figures import skill_figures
 from skillcheck.package import bundle
 from skillcheck.package.archive import GZIP_LEVEL, BundleError
 from skillcheck.package.bundle import pack_bundle
@@ -36,7 +37,6 @@ from skillcheck.package.catalog import (
     shipped_files,
 )
 from skillcheck.package.loader import verify
-from skillcheck.rules.budgets import skill_figures
 from skillcheck.schemas import load_schema
 from skillcheck.source.load import OPAQUE_DIRS, load_skill
 from skillcheck.tokens import estimate_tokens

@@ -43,6 +43,7 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
     return zipfile.ZipFile(built)
 
 
+@pytest.mark.slow  # builds a wheel (once for the module)
 def test_wheel_metadata_names_this_project(wheel: zipfile.ZipFile) -> None:
     assert Path(wheel.filename).name.startswith("agent_skillcheck-")
     dist_info = next(n.split("/")[0] for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
@@ -59,6 +60,7 @@ def test_wheel_metadata_names_this_project(wheel: zipfile.ZipFile) -> None:
     assert re.search(r"^skillcheck = skillcheck\._entry:main$", entry_points, re.MULTILINE)
 
 
+@pytest.mark.slow  # builds a wheel (once for the module)
 def test_wheel_ships_every_schema_and_nothing_but_the_package(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
     schemas = sorted((ROOT / "skillcheck" / "schemas").glob("*.json"))
@@ -72,6 +74,7 @@ def test_wheel_ships_every_schema_and_nothing_but_the_package(wheel: zipfile.Zip
     assert {t for t in top if not t.endswith(".dist-info")} == {"skillcheck"}
 
 
+@pytest.mark.slow  # builds a wheel (once for the module)
 def test_wheel_ships_the_token_estimators_vocabulary(wheel: zipfile.ZipFile) -> None:
     # without it the estimator cannot price a word (skillcheck/tokens.py, package-data)
     shipped = wheel.read("skillcheck/data/cl100k_words.bin")
@@ -187,6 +190,7 @@ def _lint_step(tmp_path: Path, inputs: dict[str, str]) -> tuple[subprocess.Compl
     return done, output
 
 
+@pytest.mark.slow  # runs the Action's script end to end
 @pytest.mark.skipif(
     shutil.which("bash") is None or shutil.which("skillcheck") is None,
     reason="needs bash and the installed skillcheck command",
@@ -235,6 +239,31 @@ def test_action_lint_step_annotates_and_writes_sarif(tmp_path: Path) -> None:
     done, _output = _lint_step(tmp_path, {"strict": "yes"})
     assert done.returncode == 2
     assert "input strict must be true or false" in done.stdout
+
+
+@pytest.mark.skipif(
+    shutil.which("bash") is None or shutil.which("skillcheck") is None,
+    reason="needs bash and the installed skillcheck command",
+)
+def test_action_lint_step_annotates_a_missing_path_and_still_writes_sarif(tmp_path: Path) -> None:
+    import jsonschema
+
+    write_skill(tmp_path / "skills", "pdf-tools")
+    done, _output = _lint_step(tmp_path, {"paths": "skills nope", "sarif-file": "out.sarif"})
+    assert done.returncode == 2
+    error = next(line for line in done.stdout.splitlines() if line.startswith("::error "))
+    assert error.startswith("::error title=skillcheck::") and "nope" in error
+    sarif = json.loads((tmp_path / "out.sarif").read_text(encoding="utf-8"))
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text("utf-8"))
+    jsonschema.validate(sarif, schema)
+    invocation = sarif["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
+    assert "nope" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+    assert sarif["runs"][0]["results"] == []
+    # without SARIF: the annotation still says why
+    done, _output = _lint_step(tmp_path, {"paths": "nope"})
+    assert done.returncode == 2
+    assert any(line.startswith("::error title=skillcheck::") for line in done.stdout.splitlines())
 
 
 @pytest.mark.skipif(

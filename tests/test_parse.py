@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
-from conftest import invoke, lint_json, run_skillcheck
+from conftest import calls_made, invoke, lint_json, run_skillcheck
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +23,9 @@ from skillcheck.source.frontmatter import parse_document
 from skillcheck.source.skill import Pos, Span
 
 DESC = "Extracts text and tables from PDF files. Use when the user asks about PDFs."
+# functions a lint of a refused frontmatter may call (~52,000 today); expanding the billion
+# laughs' aliases calls hundreds of millions
+LINT_CALLS = 500_000
 
 
 def _doc(text: str | bytes):
@@ -166,14 +169,16 @@ def test_a_read_cut_inside_a_character_is_not_an_encoding_error(tmp_path: Path) 
 # --- bounds: billion laughs and a 50 MB file ----------------------------------------------
 
 
-def _timed_lint(root: Path, *args: str) -> tuple[float, int, dict]:
+def _counted_lint(root: Path, *args: str, limit: int) -> tuple[int, int, dict]:
+    """(functions called, exit code, report) of linting ``root`` in this process; the rules
+    and libraries are imported beforehand, uncounted."""
     small = root.parent / "warm-up" / "pdf-tools"
     small.mkdir(parents=True)
     (small / "SKILL.md").write_text(f"---\nname: pdf-tools\ndescription: {DESC}\n---\n")
-    lint_json("--isolated", *args, str(small))  # rules and libraries imported once, untimed
-    start = time.process_time()  # CPU time: a loaded CI machine does not make it flaky
-    code, report = lint_json("--isolated", *args, str(root))
-    return time.process_time() - start, code, report
+    lint_json("--isolated", *args, str(small))
+    done: list[tuple[int, dict]] = []
+    calls = calls_made(lambda: done.append(lint_json("--isolated", *args, str(root))), limit)
+    return calls, *done[0]
 
 
 def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:
@@ -184,28 +189,40 @@ def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:
     skill = tmp_path / "pdf-tools"
     skill.mkdir()
     (skill / "SKILL.md").write_text(text + "\n---\n# PDF tools\n\nRun it.\n")
-    elapsed, code, report = _timed_lint(skill, "--target", "all")
+    calls, code, report = _counted_lint(skill, "--target", "all", limit=LINT_CALLS)
     assert _found(report, "SK115") == [(1, 1, 1, 4)]
     assert (
         "billion laughs"
         in next(d for d in report["diagnostics"] if d["code"] == "SK115")["message"]
     )
     assert code == 1
-    assert elapsed < 1.0
+    assert calls <= LINT_CALLS
 
 
-def test_a_50_mb_skill_md_is_bounded(tmp_path: Path) -> None:
+def test_a_50_mb_skill_md_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     skill = tmp_path / "pdf-tools"
     skill.mkdir()
     line = b"Extract the text of every page and quote the page numbers when summarising.\n"
     with open(skill / "SKILL.md", "wb") as handle:
         handle.write(f"---\nname: pdf-tools\ndescription: {DESC}\n---\n# PDF tools\n".encode())
         handle.write(line * (50 * 1024 * 1024 // len(line)))
-    elapsed, code, report = _timed_lint(skill, "--target", "all")
+    read = 0
+    real_read = os.read
+
+    def counting_read(fd: int, n: int) -> bytes:
+        nonlocal read
+        data = real_read(fd, n)
+        read += len(data)
+        return data
+
+    monkeypatch.setattr(os, "read", counting_read)
+    code, report = lint_json("--isolated", "--target", "all", str(skill))
+    monkeypatch.undo()
     assert _found(report, "SK116") == [(1, 1, 1, 1)]
     assert "50.0 MiB" in next(d for d in report["diagnostics"] if d["code"] == "SK116")["message"]
     assert code == 1
-    assert elapsed < 1.0
+    # its first 8 MiB are read and checked, the rest never
+    assert 8 * 1024 * 1024 <= read < 9 * 1024 * 1024, read
 
 
 # --- nothing crashes: arbitrary bytes and YAML-ish frontmatters ------------------------------

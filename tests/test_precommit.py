@@ -21,9 +21,12 @@ from pathlib import Path
 import pytest
 from conftest import copy_checkout, invoke, write_skill
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("git") is None, reason="git is not installed; pre-commit needs it"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        shutil.which("git") is None, reason="git is not installed; pre-commit needs it"
+    ),
+    pytest.mark.slow,  # pre-commit installs the hook into its own environment
+]
 
 DESCRIPTION = "description: Extracts text from PDF files. Use when the user asks about PDFs.\n"
 GOOD = "name: {name}\n" + DESCRIPTION

@@ -27,6 +27,7 @@ from skillcheck.source.load import read_fd
 SKILLS = 1000
 
 
+@pytest.mark.slow  # lints a thousand skills
 def test_thousand_skills_every_file_read_exactly_once(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,

@@ -257,6 +257,7 @@ def _console_errors(browser) -> list[str]:
     return [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
 
+@pytest.mark.slow
 def test_the_fixtures_report_in_a_browser(tmp_path: Path, browser) -> None:
     cwd = FIXTURES.parent
     report = json.loads(_lint(cwd, "json", "fixtures/invalid", "fixtures/valid"))
@@ -311,6 +312,7 @@ def _listing_chars(root: Path) -> int:
     return total
 
 
+@pytest.mark.slow
 def test_a_thousand_skills_page_by_page(tmp_path: Path, browser) -> None:
     generate(tmp_path / "skills", 1000, seed=7, findings=0.2)
     report = json.loads(_lint(tmp_path, "json", "skills"))
@@ -350,6 +352,7 @@ def test_a_thousand_skills_page_by_page(tmp_path: Path, browser) -> None:
     browser.save_screenshot(str(tmp_path / "big.png"))
 
 
+@pytest.mark.slow
 def test_a_skill_with_script_and_javascript_links_runs_nothing(tmp_path: Path, browser) -> None:
     _hostile(tmp_path)
     out = tmp_path / "hostile.html"

@@ -54,6 +54,24 @@ def test_the_config_schema_declares_exactly_the_rule_options() -> None:
         assert set(props[table]["properties"]) == declared, table
 
 
+def test_the_config_schema_is_the_one_generated_from_the_registry() -> None:
+    """Each rule option is declared once, in its rule; the committed schema is generated
+    from the registry (`python -m skillcheck.report.docs --write-schema`), byte for byte."""
+    import json
+
+    from skillcheck.report.docs import CONFIG_SCHEMA, config_schema_text
+
+    text = CONFIG_SCHEMA.read_text(encoding="utf-8")
+    assert text == config_schema_text(json.loads(text)), (
+        "schemas/config.schema.json is stale: run python -m skillcheck.report.docs --write-schema"
+    )
+    # a doc edited by hand in the file is rewritten from the registry
+    stale = json.loads(text)
+    stale["properties"]["budgets"]["properties"]["body-lines"]["description"] = "old"
+    stale["properties"]["tokenizer"]["description"] = "old"
+    assert json.loads(config_schema_text(stale)) == json.loads(text)
+
+
 @pytest.mark.parametrize("option", OPTIONS.values(), ids=list(OPTIONS))
 def test_every_default_satisfies_its_own_schema(option) -> None:
     assert option.doc.strip() and "\n" not in option.doc
@@ -172,3 +190,23 @@ def test_fix_resolves_what_a_fixable_rule_offers(tmp_path: Path, rule) -> None:
         assert not [d for d in left if d["fix"]], f"{case.name}: --fix left {left}"
         assert len(left) <= len(found) - len(fixes), f"{case.name}: {left}"
     assert offered, f"{rule.code} is fixable but no fixture case of its own offers a fix"
+
+
+def test_a_budget_default_is_declared_once_with_its_option() -> None:
+    """A rule reads a budget by its key; the default is the one its ``budget_option``
+    declares (and the schema and docs show), and a key never declared is an error."""
+    from skillcheck.rules import all_rules
+    from skillcheck.rules.base import Context, budget
+
+    declared = {
+        o.name.removeprefix("budgets."): o.default
+        for r in all_rules()
+        for o in r.options
+        if o.name.startswith("budgets.")
+    }
+    assert declared["body-lines"] == 500 and declared["collection-catalog-tokens"] is None
+    for key, default in declared.items():
+        assert budget(Context(), key) == default
+        assert budget(Context(options={"budgets": {key: 7}}), key) == 7
+    with pytest.raises(KeyError):
+        budget(Context(), "body-line")

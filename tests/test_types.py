@@ -8,6 +8,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -18,6 +20,7 @@ def test_the_configuration_checks_the_package() -> None:
     assert not {"ignore_errors", "follow_imports"} & set(config)
 
 
+@pytest.mark.slow  # runs mypy over the package
 def test_mypy_passes(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache")],

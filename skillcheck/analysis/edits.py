@@ -198,6 +198,26 @@ def scalar_texts(value: str, style: str | None) -> list[bytes]:
     return [plain, double]
 
 
+def replace_scalar(doc: Document, key: str, node: Any, value: str, description: str) -> Fix | None:
+    """The edit that gives the one-line top-level scalar ``key`` (``node``) the new
+    ``value``, in its own quoting where that reads back as ``value``; None when it cannot
+    be proven to change nothing else."""
+    text = line_text(doc, node.span)
+    offsets = span_offsets(doc, node.span)
+    if text is None or offsets is None or not raw_matches(doc, *offsets, text):
+        return None
+
+    def expect(values: Values) -> Values:
+        values[key] = value
+        return values
+
+    for replacement in scalar_texts(value, node.style):
+        fix = proven_fix(doc, *offsets, replacement, description, expect)
+        if fix is not None:
+            return fix
+    return None
+
+
 def line_text(doc: Document, span: Span) -> str | None:
     """The decoded text of a single-line span."""
     if span.start.line != span.end.line or not 1 <= span.start.line <= len(doc.lines):

@@ -73,6 +73,7 @@ class Resolution:
     via: list[SkillFile] = field(default_factory=list)  # symlinks followed
     reason: str = ""  # why it is missing / outside
     missing: str = ""  # the path (inside the skill) of the first component that is missing
+    wanted: str = ""  # with ``missing``: the whole path asked for inside the skill
     # finds a close on-disk name for a missing component: run when the suggestion is asked
     # for (by the message of a reported path), as a difflib search is most of what
     # resolving a missing path costs
@@ -99,6 +100,16 @@ def plugin_root(directory: Path) -> Path | None:
     """The nearest folder at or above ``directory`` holding `.claude-plugin/plugin.json`
     (found by stat alone, nothing is read), up to the repository root (a `.git`)."""
     return _plugin_root(str(directory))
+
+
+def load_group(root: Path) -> tuple[str, str]:
+    """The set of skills a runtime loads together with the skill at ``root``: its plugin
+    (Claude Code namespaces a plugin's skills as `plugin:skill`, so they collide only with
+    each other), else its skills root (the folder holding the skill directory)."""
+    plugin = plugin_root(root.parent)
+    if plugin is not None:
+        return ("plugin", str(plugin))
+    return ("root", str(root.parent))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -237,6 +248,9 @@ class Tree:
             if found is None:
                 result.status = "unknown" if self.incomplete else "missing"
                 result.missing = posixpath.join(directory, part) if directory else part
+                # the rest of the path as asked for: `.gitbook/assets/a.png`, not `.gitbook`
+                rest = posixpath.normpath(posixpath.join(result.missing, *reversed(queue)))
+                result.wanted = rest if not rest.startswith("..") else result.missing
                 result.reason = "missing"
                 result.suggest = functools.partial(self._suggest, directory, part)
                 result.rel = "/".join(stack)

@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pack": ("pack", "pack"),
     "rule": ("rules", "rule_command"),
     "rules": ("rules", "rules_command"),
+    "serve": ("serve", "serve"),
+    "sign": ("sign", "sign"),
     "unpack": ("verify", "unpack"),
     "verify": ("verify", "verify"),
 }

@@ -10,6 +10,7 @@ from skillcheck.cli.common import (
     common_skill_options,
     emit,
     handle_errors,
+    let_through_note,
     refusal_shown,
     rule_selection_options,
     shipping_settings,
@@ -40,6 +41,9 @@ def catalog(
     settings = shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict)
     with refusal_shown(quiet) as progress:
         result = check_for_shipping(paths, settings, progress=progress)
+    note = None if quiet else let_through_note(result.counts())
+    if note:
+        click.echo(note, err=True)
     if fmt == "xml":
         emit(render_xml(result.loaded) + "\n", output)
         return

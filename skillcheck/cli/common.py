@@ -245,7 +245,7 @@ def shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, 
 
 
 @contextlib.contextmanager
-def refusal_shown(quiet: bool) -> Iterator[Callable[[Path], None] | None]:
+def refusal_shown(quiet: bool) -> Iterator[Progress | None]:
     """Progress while catalog/pack lint, and the diagnostics on stderr when the library
     refuses (``api.Refused``, exit 1 through ``handle_errors``)."""
     from skillcheck.api import Refused
@@ -276,7 +276,9 @@ def refusal_shown(quiet: bool) -> Iterator[Callable[[Path], None] | None]:
 
 
 class Progress:
-    """``checking… N skills`` on stderr, redrawn at most ten times a second, erased at the end.
+    """A count on stderr, redrawn at most ten times a second, erased at the end: ``N skills``
+    for install (called once per skill), ``done/total skills, about T left`` for a lint run
+    (``found``, ``searched``, ``checked``), so a long check never looks frozen.
 
     Only when stderr is a terminal and the report is for a human (the caller decides): never
     in a pipe, a CI log or next to a machine format."""
@@ -285,7 +287,9 @@ class Progress:
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self.count = 0
+        self.count = 0  # skills found (or, for install, installed)
+        self.done_count = 0  # skills checked
+        self.total: int | None = None  # known once the search is over
         self.started = time.monotonic()
         self.last = 0.0
         self.shown = False
@@ -295,15 +299,43 @@ class Progress:
         return not quiet and sys.stderr.isatty()
 
     def __call__(self, *_args: Any) -> None:
+        self.found()
+
+    def found(self, *_args: Any) -> None:
         self.count += 1
+        self._draw()
+
+    def searched(self) -> None:
+        self.total = self.count
+        self._draw(force=True)
+
+    def checked(self, count: int = 1) -> None:
+        self.done_count += count
+        self._draw()
+
+    def _draw(self, force: bool = False) -> None:
         now = time.monotonic()
-        if now - self.started < self.DELAY or now - self.last < 0.1:
+        if now - self.started < self.DELAY or (not force and now - self.last < 0.1):
             return
         self.last = now
         self.shown = True
-        noun = "skill" if self.count == 1 else "skills"
-        sys.stderr.write(f"\r\x1b[2K{self.label}: {self.count} {noun}…")
+        sys.stderr.write(f"\r\x1b[2K{self.label}: {self.line(now)}…")
         sys.stderr.flush()
+
+    def line(self, now: float) -> str:
+        """The words after the label: a count while only found skills are known, then
+        done/total with an estimate of the time left from the rate so far."""
+        noun = "skill" if self.count == 1 else "skills"
+        if self.total is None:
+            if not self.done_count:
+                return f"{self.count} {noun}"
+            return f"{self.done_count}/{self.count} {noun} (still searching)"
+        text = f"{self.done_count}/{self.total} {noun}"
+        elapsed = now - self.started
+        if 0 < self.done_count < self.total and elapsed >= 1:
+            left = elapsed / self.done_count * (self.total - self.done_count)
+            text += f", about {_duration(left)} left"
+        return text
 
     def done(self) -> None:
         if self.shown:
@@ -311,23 +343,30 @@ class Progress:
             sys.stderr.flush()
 
 
-def toml_value(value: Any) -> str:
-    """A value as TOML (--show-settings, the starter configuration); None, which TOML cannot
-    write, as an empty string."""
-    import json  # not at the top: `skillcheck --help` need not import it
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
 
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        return (
-            "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+
+def let_through_note(counts: dict[Any, int]) -> str | None:
+    """The line catalog and pack print after a gate that passed with findings, which would
+    otherwise go unseen: how many, and how to see or refuse them."""
+    from skillcheck.source.skill import Severity
+
+    parts = [
+        f"{counts[s]} {word}{'s' * (counts[s] != 1 and word != 'info')}"
+        for s, word in (
+            (Severity.ERROR, "error"),
+            (Severity.WARNING, "warning"),
+            (Severity.INFO, "info"),
         )
-    if value is None:
-        return '""'
-    if isinstance(value, (int, float)):
-        return str(value)
-    return json.dumps(str(value))
+        if counts.get(s)
+    ]
+    if not parts:
+        return None
+    return (
+        f"skillcheck: let through {' and '.join(parts)}: `skillcheck lint` lists them,"
+        " --strict refuses them"
+    )

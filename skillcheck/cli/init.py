@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from skillcheck.cli.common import handle_errors, toml_value
+from skillcheck.cli.common import handle_errors
 from skillcheck.errors import UsageError
 
 
@@ -17,7 +17,8 @@ from skillcheck.errors import UsageError
 @handle_errors
 def init_command(directory: Path, force: bool) -> None:
     """Write a starter skillcheck.toml, with targets detected from the layout
-    (.claude/skills: claude-code, .github/skills: copilot, .agents/skills: codex...)."""
+    (.claude/skills: claude-code, .github/skills: copilot, .agents/skills: codex...) and
+    from plugin manifests (.claude-plugin, .codex-plugin, .cursor-plugin)."""
     try:
         path, text = write_starter_config(directory, force)
     except OSError as exc:
@@ -41,20 +42,47 @@ LAYOUTS = (
 )
 
 
+# a plugin's manifest folder -> the runtime that installs the plugin (and loads its skills/)
+PLUGIN_FOLDERS = (
+    (".claude-plugin", "claude-code"),
+    (".codex-plugin", "codex"),
+    (".cursor-plugin", "cursor"),
+)
+
+
+def _plugin_roots(root: Path) -> list[Path]:
+    """Where a plugin's manifest folder may sit: the repository itself (one plugin, or a
+    marketplace), and each plugin folder of a marketplace (``plugins/*``, ``*``)."""
+    roots = [root]
+    for parent in (root, root / "plugins"):
+        try:
+            roots.extend(sorted(p for p in parent.iterdir() if p.is_dir() and p.name[0] != "."))
+        except OSError:
+            continue
+    return roots
+
+
 def detect_targets(root: Path) -> tuple[list[str], list[str]]:
     """(targets, the directories that suggested them): the specification always, and each
-    runtime whose project skills directory exists under ``root``."""
+    runtime whose project skills directory, or plugin manifest folder, exists under ``root``."""
     targets = ["agentskills"]
     found = []
-    for rel, target in LAYOUTS:
-        if (root / rel).is_dir():
-            found.append(rel)
-            if target not in targets:
-                targets.append(target)
+    seen = [(rel, target) for rel, target in LAYOUTS if (root / rel).is_dir()]
+    for folder, target in PLUGIN_FOLDERS:
+        for where in _plugin_roots(root):
+            if (where / folder).is_dir():
+                seen.append(((where / folder).relative_to(root).as_posix(), target))
+                break  # one plugin names the runtime: the others would say the same
+    for rel, target in seen:
+        found.append(rel)
+        if target not in targets:
+            targets.append(target)
     return targets, found
 
 
 def starter_config(root: Path) -> str:
+    from skillcheck.settings import toml_value
+
     targets, found = detect_targets(root)
     why = (
         "detected from " + ", ".join(found)

@@ -31,12 +31,29 @@ from skillcheck.errors import EXIT_CLEAN, EXIT_FINDINGS, UsageError
     show_default=True,
     help="Largest download, and largest unpacked skill.",
 )
+@click.option(
+    "--require-signature",
+    "public_key",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="KEY",
+    help="Refuse a skill unless its skill.oms.sig verifies with this public key.",
+)
 @handle_errors
 def install(
-    source, dest, skills, dry_run, force, allow_unverified, base_url, timeout, max_bytes
+    source, dest, skills, dry_run, force, allow_unverified, base_url, timeout, max_bytes, public_key
 ) -> None:
     """Install skills published by the Agent Skills Discovery RFC (an origin, an index URL
-    or a directory) into DEST/<name>/, verified, atomically; then lint them."""
+    or a directory), or served over MCP (mcp:COMMAND [ARGS...] or mcp:URL), into
+    DEST/<name>/, verified, atomically; then lint them."""
+    if source.startswith("mcp:"):
+        select = list(skills) or None
+        sys.exit(_install_mcp(source, dest, select, dry_run, force, timeout, public_key))
+    check = None
+    if public_key is not None:
+        from skillcheck.package.signing import Trust, artifact_signature_check, need_library
+
+        need_library()
+        check = artifact_signature_check(Trust(public_key))
     from skillcheck.package.archive import Limits
     from skillcheck.package.install import install as run_install
     from skillcheck.package.install import open_source
@@ -56,6 +73,7 @@ def install(
             allow_unverified=allow_unverified,
             limits=Limits(max_total_bytes=max_bytes),
             progress=fetching,
+            check=check,
         )
     except FetchError as exc:  # a source that cannot be fetched is a usage problem (exit 2)
         raise UsageError(str(exc)) from None
@@ -97,3 +115,40 @@ def install(
         if result.failed(settings.strict):
             code = max(code, EXIT_FINDINGS)
     sys.exit(code)
+
+
+def _install_mcp(
+    target: str,
+    dest: Path,
+    select: list[str] | None,
+    dry_run: bool,
+    force: bool,
+    timeout: float,
+    public_key: Path | None,
+) -> int:
+    """SEP-2640's host checks, the lint gate, a required signature, then each skill moved
+    into place whole."""
+    from skillcheck.cli.serve import need_mcp
+    from skillcheck.mcp.client import fetch_sync
+    from skillcheck.mcp.client import install as run_install
+    from skillcheck.report import safe
+
+    need_mcp()
+    check = None
+    if public_key is not None:
+        from skillcheck.package.signing import Trust, need_library, signature_check
+
+        need_library()
+        check = signature_check(Trust(public_key))
+    settings = load_settings(None, False, None)
+    report = fetch_sync(target, select=select, timeout=timeout)
+    result = run_install(report, dest, settings, force=force, dry_run=dry_run, check=check)
+    for line in result.refused:
+        click.echo(f"skillcheck: {safe(line)}", err=True)
+    verb = "Would install" if dry_run else "Installed"
+    for name, path, files, size in result.installed:
+        plural = "s" * (files != 1)
+        click.echo(safe(f"{verb} {name} -> {path} ({files} file{plural}, {size} bytes)"))
+    if not result.installed and not result.refused:
+        click.echo("skillcheck: the server lists no skill", err=True)
+    return EXIT_FINDINGS if result.refused or not result.installed else EXIT_CLEAN

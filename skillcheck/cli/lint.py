@@ -19,7 +19,6 @@ from skillcheck.cli.common import (
     load_settings,
     run_options,
     split_codes,
-    toml_value,
     use_color,
 )
 from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
@@ -132,6 +131,8 @@ def lint(
     settings = load_settings(config_file, isolated, target, **overrides)
     settings = run_options(settings, jobs, no_cache or fix or diff, cache_dir)
     if show_settings:
+        from skillcheck.engine.config import describe_settings
+
         click.echo(describe_settings(settings, config_file, isolated, target, overrides, jobs))
         return
     settings = dataclasses.replace(settings, figures=fmt in ("json", "html") or statistics)
@@ -180,6 +181,12 @@ def lint(
         hidden=hidden,
     )
     emit_chunks(lambda sink: write(fmt, result, options, sink), output)
+    if fmt == "github" and not quiet:
+        # the annotations alone give a CI log no totals: the text summary goes beside them,
+        # on stderr, so the annotation stream stays one workflow command a line
+        from skillcheck.report.text import summary
+
+        click.echo(f"skillcheck: {summary(result, options)}", err=True)
     if fix_failed:
         sys.exit(EXIT_ERROR)
     if exit_zero:
@@ -227,77 +234,3 @@ def fix_messages(report: Any, cwd: Path) -> list[str]:
             + "; ".join(safe(c) for c in changes)
         )
     return out
-
-
-# --- --show-settings --------------------------------------------------------------------------
-
-# configuration keys of the run -> the settings attribute (None: per-path-ignores); the rules'
-# option keys follow, from the registry
-_RUN_KEYS = {
-    "target": "targets",
-    "strict": "strict",
-    "exclude": "exclude",
-    "per-path-ignores": None,
-}
-_FLAGS = {"target": "--target", "strict": "--strict", "tokenizer": "--tokenizer"}
-
-
-def describe_settings(
-    settings: Any,
-    config_file: Path | None,
-    isolated: bool,
-    target: str | None,
-    overrides: dict[str, Any],
-    jobs: int,
-) -> str:
-    """The effective configuration, as TOML with a comment naming where each value came from
-    (the command line, the configuration file, or the default)."""
-    from skillcheck.rules import all_rules, option_defaults
-    from skillcheck.settings import load_config
-
-    config = load_config(config_file, isolated=isolated)
-    where = str(config.path) if config.path else None
-    given = {"target": target, **{k.replace("_", "-"): v for k, v in overrides.items()}}
-    lines = [
-        "# skillcheck: effective settings",
-        f"# configuration file: {where or ('none (--isolated)' if isolated else 'none found')}",
-    ]
-
-    def source(key: str) -> str:
-        if given.get(key) is not None:
-            return _FLAGS.get(key, f"--{key}")
-        if key in config.values:
-            return str(where)
-        return "default"
-
-    keys: dict[str, str | None] = {**_RUN_KEYS, **{k: f"option:{k}" for k in option_defaults()}}
-    for key, attr in keys.items():
-        if attr is None:
-            value: Any = {
-                patterns[0]: sorted(codes) for patterns, codes in settings.per_path_ignores
-            }
-        elif attr.startswith("option:"):
-            value = settings.options.get(attr.split(":", 1)[1])
-        else:
-            value = getattr(settings, attr)
-        if value is None:  # not set: TOML has no null
-            lines.append(f"# {key}: not set  # {source(key)}")
-            continue
-        lines.append(f"{key} = {toml_value(value)}  # {source(key)}")
-    every = all_rules()
-    enabled = settings.select if settings.select is not None else {r.code for r in every}
-    off = [r.code for r in every if r.code not in enabled]
-    rule_sources = [
-        source(k) for k in ("select", "extend-select", "ignore") if source(k) != "default"
-    ]
-    lines.append(
-        f"# rules: {len(enabled)} of {len(every)} enabled"
-        f" ({', '.join(dict.fromkeys(rule_sources)) or 'default'})"
-    )
-    lines.append(f"ignore = {toml_value(off)}  # every rule not enabled, whatever disabled it")
-    cache = settings.cache_dir
-    lines.append(
-        f"# cache-dir: {cache if cache is not None else 'none'}; jobs: {settings.jobs}"
-        f" ({'--jobs' if jobs else 'one per available CPU'})"
-    )
-    return "\n".join(lines)

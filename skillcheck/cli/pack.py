@@ -9,6 +9,7 @@ import click
 from skillcheck.cli.common import (
     common_skill_options,
     handle_errors,
+    let_through_note,
     refusal_shown,
     rule_selection_options,
     shipping_settings,
@@ -91,6 +92,9 @@ def pack(
     for name, digest in packed.uploads:
         click.echo(f"{packed.where / name} {digest}")
     if not quiet:
+        note = let_through_note(packed.let_through)
+        if note:
+            click.echo(note, err=True)
         tail = f" ({packed.digest})" if packed.digest else ""
         plural = "s" * (packed.count != 1)
         click.echo(

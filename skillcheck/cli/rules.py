@@ -24,10 +24,12 @@ def rules_command(fmt: str) -> None:
 @click.argument("code_or_slug")
 @handle_errors
 def rule_command(code_or_slug: str) -> None:
-    """Show one rule's documentation."""
-    from skillcheck.rules import get_rule
+    """Show one rule's documentation and the file that defines it."""
+    from skillcheck.rules import all_rules, get_rule
+    from skillcheck.source.display import did_you_mean
 
     found = get_rule(code_or_slug)
     if found is None:
-        raise UsageError(f"no rule {code_or_slug!r} (see `skillcheck rules`)")
-    emit(found.docs_markdown(), None)
+        hint = did_you_mean(code_or_slug, [n for r in all_rules() for n in (r.code, r.slug)])
+        raise UsageError(f"no rule {code_or_slug!r}{hint} (see `skillcheck rules`)")
+    emit(found.docs_markdown() + f"\nDefined in `{found.defined_in}`.\n", None)

@@ -90,6 +90,7 @@ def make_diagnostic(
         help=finding.help,
         skill=skill.root if skill is not None else None,
         outcomes=outcomes,
+        suggestion=finding.suggestion,
     )
 
 
@@ -180,7 +181,7 @@ def check_skill(skill: Skill, rules: Iterable[Rule], ctx: Context) -> list[Diagn
             if not main and finding.impact is None:
                 continue  # about the file, not a loader's reading: reported once
             if not main:
-                finding.fix = None  # edits are planned on the file as written
+                finding.fix = finding.suggestion = None  # edits are of the file as written
             diag = make_diagnostic(rule, finding, skill, view_ctx.targets)
             if diag is not None:
                 out.append(diag)

@@ -8,11 +8,13 @@ command line (which wins) into a ``Settings``.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
+from typing import Any
 
 from skillcheck.errors import ConfigError
 from skillcheck.rules import all_rules, option_defaults, resolve_selector
-from skillcheck.rules.fields import load_frontmatter_schema
-from skillcheck.settings import Config, Settings
+from skillcheck.schemas import load_frontmatter_schema
+from skillcheck.settings import Config, Settings, load_config, toml_value
 from skillcheck.targets import DEFAULT_TARGETS, parse_targets
 from skillcheck.tokens import get_tokenizer
 
@@ -87,3 +89,74 @@ def build_settings(
         exclude=list(config.get("exclude", [])),
         config_root=config.root,
     )
+
+
+# --- --show-settings --------------------------------------------------------------------------
+
+# configuration keys of the run -> the settings attribute (None: per-path-ignores); the rules'
+# option keys follow, from the registry
+_RUN_KEYS = {
+    "target": "targets",
+    "strict": "strict",
+    "exclude": "exclude",
+    "per-path-ignores": None,
+}
+_FLAGS = {"target": "--target", "strict": "--strict", "tokenizer": "--tokenizer"}
+
+
+def describe_settings(
+    settings: Any,
+    config_file: Path | None,
+    isolated: bool,
+    target: str | None,
+    overrides: dict[str, Any],
+    jobs: int,
+) -> str:
+    """The effective configuration, as TOML with a comment naming where each value came from
+    (the command line, the configuration file, or the default)."""
+    config = load_config(config_file, isolated=isolated)
+    where = str(config.path) if config.path else None
+    given = {"target": target, **{k.replace("_", "-"): v for k, v in overrides.items()}}
+    lines = [
+        "# skillcheck: effective settings",
+        f"# configuration file: {where or ('none (--isolated)' if isolated else 'none found')}",
+    ]
+
+    def source(key: str) -> str:
+        if given.get(key) is not None:
+            return _FLAGS.get(key, f"--{key}")
+        if key in config.values:
+            return str(where)
+        return "default"
+
+    keys: dict[str, str | None] = {**_RUN_KEYS, **{k: f"option:{k}" for k in option_defaults()}}
+    for key, attr in keys.items():
+        if attr is None:
+            value: Any = {
+                patterns[0]: sorted(codes) for patterns, codes in settings.per_path_ignores
+            }
+        elif attr.startswith("option:"):
+            value = settings.options.get(attr.split(":", 1)[1])
+        else:
+            value = getattr(settings, attr)
+        if value is None:  # not set: TOML has no null
+            lines.append(f"# {key}: not set  # {source(key)}")
+            continue
+        lines.append(f"{key} = {toml_value(value)}  # {source(key)}")
+    every = all_rules()
+    enabled = settings.select if settings.select is not None else {r.code for r in every}
+    off = [r.code for r in every if r.code not in enabled]
+    rule_sources = [
+        source(k) for k in ("select", "extend-select", "ignore") if source(k) != "default"
+    ]
+    lines.append(
+        f"# rules: {len(enabled)} of {len(every)} enabled"
+        f" ({', '.join(dict.fromkeys(rule_sources)) or 'default'})"
+    )
+    lines.append(f"ignore = {toml_value(off)}  # every rule not enabled, whatever disabled it")
+    cache = settings.cache_dir
+    lines.append(
+        f"# cache-dir: {cache if cache is not None else 'none'}; jobs: {settings.jobs}"
+        f" ({'--jobs' if jobs else 'one per available CPU'})"
+    )
+    return "\n".join(lines)

@@ -17,21 +17,20 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillcheck.analysis.figures import Limits, statistics_table
 from skillcheck.engine.check import (
     DiscoveryInput,
     enabled_rules,
     per_path_filter,
     run_rules,
 )
-from skillcheck.engine.runner import CheckRun, Extra, collection_diagnostics
+from skillcheck.engine.runner import CheckRun, Extra, RunProgress, collection_diagnostics
 from skillcheck.engine.suppress import apply_suppressions
-from skillcheck.rules import Context
-from skillcheck.rules.budgets import Limits, limits_of, statistics_table
+from skillcheck.rules import Context, default_limits, limits_of
 from skillcheck.settings import Settings
 from skillcheck.source.discover import Discovery, Listings, Problem, discover
 from skillcheck.source.skill import (
@@ -61,7 +60,7 @@ class LintResult:
     # with an Extra: its value for each skill, in the order of ``skills``
     extras: list[Any] = field(default_factory=list)
     # the token and line budgets the run checked against (reports show figures beside them)
-    limits: Limits = field(default_factory=Limits)
+    limits: Limits = field(default_factory=default_limits)
 
     def statistics_table(self) -> list[str]:
         """Tokens per tier and lines of each skill (``--statistics``), shared with SK6xx."""
@@ -88,7 +87,7 @@ def lint(
     settings: Settings,
     *,
     keep: bool = False,
-    progress: Callable[[Path], None] | None = None,
+    progress: RunProgress | None = None,
     extra: Extra | None = None,
 ) -> LintResult:
     """Lint every skill under ``paths``. Raises PathError for a PATH that does not exist.
@@ -107,16 +106,18 @@ def lint(
     # the directories being linted: a SKILL.md symlinked to a file inside them is read
     trees = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
     listings = Listings()
-    run = CheckRun(rules, ctx, settings, keep, trees, extra, listings)
+    run = CheckRun(rules, ctx, settings, keep, trees, extra, listings, progress)
     try:  # skills are checked (by workers) while the search goes on
         found = discover(
             paths,
             exclude=settings.exclude,
             exclude_root=settings.config_root,
             respect_gitignore=settings.respect_gitignore,
-            on_skill=run.add if progress is None else _both(run.add, progress),
+            on_skill=run.add,
             listings=listings,
         )
+        if progress is not None:
+            progress.searched()
         checked = run.finish(found.skills)
     finally:
         run.close()
@@ -152,14 +153,6 @@ def lint(
         extras=checked.extras,
         limits=limits_of(ctx),
     )
-
-
-def _both(first: Callable[[Path], None], second: Callable[[Path], None]) -> Callable[[Path], None]:
-    def call(root: Path) -> None:
-        first(root)
-        second(root)
-
-    return call
 
 
 def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

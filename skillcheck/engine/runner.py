@@ -20,8 +20,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from skillcheck.analysis.figures import skill_figures
+from skillcheck.analysis.paths import load_group
 from skillcheck.engine.cache import (
     ResultCache,
     input_digest,
@@ -34,8 +36,7 @@ from skillcheck.engine.check import check_collection, check_skill
 from skillcheck.engine.summary import share_words, summarise
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
-from skillcheck.rules.budgets import skill_figures, tokenizer_spec
-from skillcheck.rules.collection import load_group
+from skillcheck.rules.base import tokenizer_spec
 from skillcheck.source.discover import Listings
 from skillcheck.source.display import display_path
 from skillcheck.source.lazy import compile_all
@@ -205,6 +206,15 @@ def _work(tasks: list[Task]) -> list[Done | tuple[Path, Exception]]:
     return out
 
 
+class RunProgress(Protocol):
+    """What a run tells a progress display: each skill found, the search's end, each skill
+    checked (a cache hit counts as checked)."""
+
+    def found(self, root: Path) -> None: ...
+    def searched(self) -> None: ...
+    def checked(self, count: int = 1) -> None: ...
+
+
 class CheckRun:
     """One run's checking: skills are added as discovery finds them (``add``), and the
     summaries come back in the final order (``finish``).
@@ -223,6 +233,7 @@ class CheckRun:
         trees: tuple[str, ...] = (),
         extra: Extra | None = None,
         listings: Listings | None = None,
+        progress: RunProgress | None = None,
     ) -> None:
         import time
 
@@ -249,11 +260,14 @@ class CheckRun:
         self.how: Counter[str] = Counter()
         self.found = 0  # skills added so far
         self.listings = listings  # discovery's, shared with the scans of cache lookups
+        self.progress = progress
 
     def add(self, root: Path) -> None:
         """A skill found by discovery: taken from the cache, or queued to be checked."""
 
         self.found += 1
+        if self.progress is not None:
+            self.progress.found(root)
         if self.found % FREEZE_EVERY == 0:
             gc.freeze()  # undone by finish or close, as the other freezes here
         listing = entry = None
@@ -272,6 +286,8 @@ class CheckRun:
                 assert entry is not None
                 hit.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
                 self.done[root] = (root, hit, "cached", input_digest(entry), value)
+                if self.progress is not None:
+                    self.progress.checked()
                 return
         self.pending.append((root, display_path(root, self.cwd), listing, entry))
         if self.jobs > 1:
@@ -310,7 +326,10 @@ class CheckRun:
         try:
             self._send()
             for future in self.futures:
-                for item in future.result():
+                items = future.result()
+                if self.progress is not None:
+                    self.progress.checked(len(items))
+                for item in items:
                     if isinstance(item[1], Exception):
                         failures.append((order[item[0]], item[1]))
                     else:
@@ -346,6 +365,8 @@ class CheckRun:
                     for task in self.pending:
                         done = self.done[task[0]] = self.checker(task)
                         share_words(done[1])
+                        if self.progress is not None:
+                            self.progress.checked()
                 finally:
                     gc.unfreeze()
             self.pending = []

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from skillcheck.analysis.figures import skill_figures
+from skillcheck.analysis.similarity import description_words
 from skillcheck.engine.suppress import Suppression, find_suppressions
 from skillcheck.rules import Context
-from skillcheck.rules.base import usable_frontmatter, value_span
-from skillcheck.rules.budgets import skill_figures, tokenizer_spec
-from skillcheck.rules.collection import description_words
+from skillcheck.rules.base import tokenizer_spec, usable_frontmatter, value_span
 from skillcheck.source.load import decoded_text
 from skillcheck.source.skill import (
     Diagnostic,
@@ -188,6 +188,8 @@ def diagnostic_to_json(diag: Diagnostic, fixes: dict[Fix, int]) -> dict[str, Any
     }
     if diag.fix is not None:
         out["fix"] = fixes.setdefault(diag.fix, len(fixes))
+    if diag.suggestion is not None:  # numbered with the fixes: one table of edits
+        out["suggestion"] = fixes.setdefault(diag.suggestion, len(fixes))
     return out
 
 
@@ -207,12 +209,7 @@ def diagnostic_from_json(
 ) -> Diagnostic:
     made = {} if made is None else made
     line, column, end_line, end_column = (_int(v) for v in data["span"])
-    fix = None
-    if "fix" in data:
-        number = _int(data["fix"])
-        if not 0 <= number < len(fixes):
-            raise ValueError(f"no fix numbered {number}")
-        fix = fixes[number]
+    fix, suggestion = (_numbered(data, key, fixes) for key in ("fix", "suggestion"))
     skill = data["skill"]
     return Diagnostic(
         code=_str(data["code"]),
@@ -229,7 +226,17 @@ def diagnostic_from_json(
         help=_opt_str(data["help"]),
         skill=None if skill is None else _path(skill, made),
         outcomes={_str(t): Outcome(_int(o)) for t, o in data["outcomes"].items()},
+        suggestion=suggestion,
     )
+
+
+def _numbered(data: dict[str, Any], key: str, fixes: list[Fix]) -> Fix | None:
+    if key not in data:
+        return None
+    number = _int(data[key])
+    if not 0 <= number < len(fixes):
+        raise ValueError(f"no fix numbered {number}")
+    return fixes[number]
 
 
 def to_json(summary: SkillSummary) -> dict[str, Any]:

@@ -270,6 +270,22 @@ def actions(checked: Checked, wanted: tuple[Position, Position]) -> list[Action]
                     preferred=True,
                 )
             )
+        suggestion = diag.suggestion
+        if (
+            suggestion is not None
+            and suggestion not in offered
+            and _same_file(suggestion.path, checked.path)
+        ):
+            # exact, but it changes meaning (a rename): offered, never preferred nor in fix all
+            offered.add(suggestion)
+            out.append(
+                Action(
+                    f"{diag.code}: {suggestion.description}",
+                    "quickfix",
+                    [_edit_of(data, suggestion)],
+                    diag,
+                )
+            )
         if disables < MAX_DISABLE:
             disables += 1
             disable = disable_action(checked, diag, lines)

@@ -132,7 +132,7 @@ class SkillServer(LanguageServer):
             out.append(
                 types.Diagnostic(
                     range=self.lsp_range(lines, start, end),
-                    message=diag.message + (f"\n{diag.help}" if diag.help else ""),
+                    message=diag.message + (f"\nhelp: {diag.help}" if diag.help else ""),
                     severity=_SEVERITY[diag.severity],
                     code=diag.code,
                     source=SOURCE,

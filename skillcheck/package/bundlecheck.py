@@ -379,6 +379,18 @@ def _detect(f: IO[bytes]) -> str:
     raise BundleError("not a bundle (neither a gzip-compressed tar nor a zip archive)")
 
 
+def _upload_hint(infos: list[zipfile.ZipInfo]) -> str:
+    """What a manifest-less zip most likely is: a claude.ai upload (one top-level folder
+    holding SKILL.md, as ``pack --uploads`` writes) carries no manifest by design."""
+    tops = {info.filename.split("/", 1)[0] for info in infos}
+    if len(tops) == 1 and f"{next(iter(tops))}/SKILL.md" in {i.filename for i in infos}:
+        return (
+            "; this looks like a claude.ai upload zip, which has none: check its skill with"
+            " `skillcheck lint` after unzipping it, or compare the digest `pack --uploads` printed"
+        )
+    return ""
+
+
 def _check_archive(
     f: IO[bytes],
     kind: str,
@@ -421,6 +433,7 @@ def _check_archive(
                 else:
                     raise BundleError(
                         "no manifest (no archive comment, no first member manifest.json)"
+                        + _upload_hint(infos)
                     )
                 manifest = parse_manifest(manifest_bytes, limits)
                 expected = _expectations(manifest)

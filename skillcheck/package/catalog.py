@@ -27,10 +27,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from skillcheck.analysis.figures import count_lines, skill_figures
 from skillcheck.analysis.links import skill_md_link_uses
 from skillcheck.analysis.tools import split_tools
 from skillcheck.errors import RefusedContent
-from skillcheck.rules.budgets import count_lines, skill_figures
 from skillcheck.source.jsontext import dumps_indented
 from skillcheck.source.junk import (
     ARCHIVE_SUFFIXES,

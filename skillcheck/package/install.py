@@ -220,6 +220,7 @@ def install(
     allow_unverified: bool = False,
     limits: Limits = DEFAULT_LIMITS,
     progress: Callable[[str], None] | None = None,
+    check: Callable[[Artifact], str | None] | None = None,
 ) -> InstallReport:
     """Install the publication's (selected) skills into ``dest/<name>/``; ``progress`` is
     called with each skill's name once its artifact is fetched and checked.
@@ -229,6 +230,7 @@ def install(
     directory without ``force``) is recorded in ``failed`` and nothing of it is written.
     A skill installed earlier from an artifact of the same digest, and unchanged on disk
     since, is ``current``: the RFC's digest-based caching, nothing is downloaded for it.
+    ``check``, given a verified artifact, may refuse it with a reason before it is written.
     """
     dest = Path(dest)
     pub, entries = open_publication(
@@ -255,6 +257,10 @@ def install(
         if isinstance(artifact, Exception):
             code = 2 if isinstance(artifact, FetchError) else 1
             report.failed.append((name, str(artifact), code))
+            continue
+        problem = check(artifact) if check is not None else None
+        if problem:  # a verified artifact refused all the same (a required signature)
+            report.failed.append((name, problem, 1))
             continue
         if not dry_run:
             try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from skillcheck.rules import FAMILIES, all_rules, rule_options
 from skillcheck.source.atomic import write_atomic
@@ -86,21 +87,70 @@ def with_readme_table(text: str) -> str:
     return _between(text, OPTIONS_START, OPTIONS_END, options_table())
 
 
+CONFIG_SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.json"
+
+
+def config_schema(current: dict[str, Any]) -> dict[str, Any]:
+    """The configuration's JSON Schema: the run's own keys (``target``, ``select`` ...) as
+    ``current`` declares them, and every rule option as the registry declares it (its schema
+    fragment and one-line doc), in registry order.
+
+    The file stays committed, generated from here: the settings validate a configuration with
+    it below the rule layer, and editors read it.
+    """
+    options = rule_options()
+    owned = {o.table or o.name for o in options.values()}
+    properties = {k: v for k, v in current["properties"].items() if k not in owned}
+    for option in options.values():
+        fragment = {**option.schema, "description": option.doc}
+        if option.table is None:
+            properties[option.name] = fragment
+            continue
+        if option.table not in properties:  # the table's own keys kept, its options made
+            declared = current["properties"].get(option.table, {})
+            properties[option.table] = {
+                "type": "object",
+                "additionalProperties": False,
+                **{k: v for k, v in declared.items() if k != "properties"},
+                "properties": {},
+            }
+        table = properties[option.table]
+        table["properties"][option.name.split(".", 1)[1]] = fragment
+    return {**current, "properties": properties}
+
+
+def config_schema_text(current: dict[str, Any]) -> str:
+    return json.dumps(config_schema(current), indent=2, ensure_ascii=False) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m skillcheck.report.docs --write-readme|--check-readme [README]``."""
     import argparse
 
     parser = argparse.ArgumentParser(
         prog="python -m skillcheck.report.docs",
-        description="Regenerate the README's rule and option tables.",
+        description="Regenerate the README's rule and option tables, or the configuration schema.",
     )
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--write-readme", action="store_true", help="rewrite the table in place")
     action.add_argument(
         "--check-readme", action="store_true", help="exit 1 when the table is stale"
     )
+    action.add_argument(
+        "--write-schema",
+        action="store_true",
+        help="regenerate schemas/config.schema.json from the rule options",
+    )
     parser.add_argument("readme", nargs="?", type=Path, default=README)
     args = parser.parse_args(argv)
+    if args.write_schema:
+        try:
+            current = json.loads(CONFIG_SCHEMA.read_text(encoding="utf-8"))
+            write_atomic(CONFIG_SCHEMA, config_schema_text(current).encode("utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"{CONFIG_SCHEMA}: {exc}", file=sys.stderr)
+            return 2
+        return 0
     try:
         text = args.readme.read_text(encoding="utf-8")
         updated = with_readme_table(text)

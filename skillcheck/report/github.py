@@ -32,12 +32,16 @@ def _annotation(diag: Diagnostic, root: Path) -> str:
     """The workflow command for one diagnostic (one line, without its line break)."""
     # GitHub takes columns only on single-line annotations; its endColumn is the last
     # column of the span, ours the one after
-    single = diag.end_line == diag.line
+    # our end is exclusive: a span that ends at column 1 ends with the line before
+    end_line = (
+        diag.end_line - 1 if diag.end_column <= 1 and diag.end_line > diag.line else diag.end_line
+    )
+    single = end_line == diag.line
     props = {"file": rel(diag.path, root), "line": str(diag.line)}
     if single:
         props["col"] = str(diag.column)
-    props["endLine"] = str(diag.end_line)
-    if single:
+    props["endLine"] = str(end_line)
+    if single and end_line == diag.end_line:
         props["endColumn"] = str(max(diag.column, diag.end_column - 1))
     props["title"] = f"{diag.code} {diag.slug}"
     # escape skill content first, then join: the help's line break is ours, not the skill's

@@ -191,6 +191,38 @@ def document(result, options: ReportOptions) -> dict:
     }
 
 
+def failed_run(message: str, exit_code: int) -> dict:
+    """A log for a run that ended before it checked anything (a PATH that does not exist, a
+    bad configuration): no results, ``executionSuccessful: false`` and the reason, so a CI
+    step that uploads the log shows the failure instead of failing on a missing file."""
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "skillcheck",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                    }
+                },
+                "invocations": [
+                    {
+                        "executionSuccessful": False,
+                        "exitCode": exit_code,
+                        "toolExecutionNotifications": [
+                            {"level": "error", "message": {"text": message}}
+                        ],
+                    }
+                ],
+                "results": [],
+            }
+        ],
+    }
+
+
 def write(result, options: ReportOptions, sink: Sink) -> None:
     write_indented(document(result, options), sink)
     sink("\n")

@@ -8,6 +8,7 @@ from typing import Any
 
 from skillcheck.report import Chunks, ReportOptions, Sink, grid, inert_lines, rel, safe
 from skillcheck.rules import all_rules
+from skillcheck.source.display import cell_width
 from skillcheck.source.skill import Diagnostic, Severity
 from skillcheck.targets import TARGETS
 
@@ -26,7 +27,7 @@ def _paint(text: str, code: str, on: bool) -> str:
 
 
 def _line_of(path: Path, line: int, by_file: dict[Path, Any]) -> str | None:
-    """The SKILL.md line a diagnostic points at, as kept in its skill's summary."""
+    """The line a diagnostic points at, as kept in its skill's summary."""
     skill = by_file.get(path)
     return skill.line(path, line) if skill is not None else None
 
@@ -44,8 +45,11 @@ def _excerpt(diag: Diagnostic, source: str, color: bool) -> list[str]:
     width = 1
     if diag.end_line == diag.line and diag.end_column > diag.column:
         width = diag.end_column - diag.column
-    width = max(1, min(width, len(shown) - start + 1))
-    caret = " " * start + "^" * width
+    # placed in terminal columns of the text as printed (wide CJK and emoji take two, an
+    # escaped control its escape), not in code points
+    before = cell_width(safe(shown[:start]))
+    under = max(1, cell_width(safe(shown[start : start + width])))
+    caret = " " * before + "^" * under
     return [
         f"{pad} |",
         f"{number} | {safe(shown)}",
@@ -60,7 +64,8 @@ def write(result, options: ReportOptions, sink: Sink) -> None:
         # every line made inert on its own, as the whole text would be (inert_lines is per line)
         chunks.add(inert_lines(line) + "\n")
 
-    by_file = {s.skill_md: s for s in result.skills if s.has_doc and s.skill_md is not None}
+    # every file a finding points at, not only SKILL.md: its summary keeps the quoted lines
+    by_file = {path: s for s in result.skills for path in s.lines}
     color = options.color
     for diag in result.diagnostics:
         where = f"{safe(rel(diag.path, options.cwd))}:{diag.line}:{diag.column}:"

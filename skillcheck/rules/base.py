@@ -42,6 +42,7 @@ from skillcheck.source.skill import (
     SkillSummary,
     Span,
 )
+from skillcheck.tokens import DEFAULT_TOKENIZER
 
 
 @dataclass
@@ -57,6 +58,10 @@ class Context:
     def value(self, option: Option) -> Any:
         """A top-level option's value, else its declared default."""
         return self.options.get(option.name, option.default)
+
+
+def tokenizer_spec(ctx: Context) -> str:
+    return str(ctx.option("tokenizer") or DEFAULT_TOKENIZER)
 
 
 class Input(StrEnum):
@@ -140,9 +145,22 @@ class Option:
         return f"- `{self.name}` (default {default}): {self.doc}"
 
 
+_BUDGETS: dict[str, Option] = {}  # key of the `budgets` table -> its one declaration
+
+
 def budget_option(key: str, default: int | None, doc: str, minimum: int = 1) -> Option:
-    """A key of the ``budgets`` table, the limits several families read."""
-    return Option(f"budgets.{key}", {"type": "integer", "minimum": minimum}, default, doc)
+    """A key of the ``budgets`` table, the limits several families read; its default is
+    declared here once, and ``budget`` reads it from here."""
+    option = Option(f"budgets.{key}", {"type": "integer", "minimum": minimum}, default, doc)
+    _BUDGETS[key] = option
+    return option
+
+
+def budget(ctx: Context, key: str) -> int | None:
+    """A limit from the configuration's `budgets` table, else the default its
+    ``budget_option`` declares (a key never declared is a KeyError: a typo, not a limit)."""
+    value = (ctx.option("budgets") or {}).get(key, _BUDGETS[key].default)
+    return int(value) if value is not None else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,6 +188,8 @@ class Rule:
     # reads every skill's token figures (counted while each skill is checked) when this
     # says so for the run's options; None: never
     figures_when: Callable[[Context], bool] | None = None
+    # where the rule is written: "skillcheck/rules/name.py:check_function"
+    defined_in: str = ""
 
     def docs_markdown(self) -> str:
         """The rule's full page, as `skillcheck rule CODE` prints it."""
@@ -339,6 +359,7 @@ def rule(
             # a module may name its family (a family split over two modules keeps one tag)
             family=getattr(sys.modules.get(module), "FAMILY", None) or module.rsplit(".", 1)[-1],
             check=check,  # the overloads matched its signature to ``reads``
+            defined_in=f"{module.replace('.', '/')}.py:{getattr(check, '__name__', '')}",
             **declared,
         )
         return check

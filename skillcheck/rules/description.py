@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from skillcheck.analysis.edits import Values, line_text, proven_fix, raw_matches, span_offsets
 from skillcheck.rules.base import (
     Context,
+    budget,
     budget_option,
     key_span,
     rule,
@@ -421,7 +422,7 @@ def description_too_short(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if found is None:
         return
     _fm, node, value = found
-    minimum = (ctx.option("budgets") or {}).get("description-min-chars", DEFAULT_MIN_CHARS)
+    minimum = budget(ctx, "description-min-chars") or 0
     text = value.strip()
     length = len(text)
     if length >= minimum:

@@ -10,7 +10,6 @@ from typing import Any
 from skillcheck.analysis.edits import Values, proven_fix, scalar_texts, span_offsets
 from skillcheck.analysis.paths import Tree, has_scheme, show, tree_of
 from skillcheck.analysis.tools import comma_items, first_comma, split_tools
-from skillcheck.errors import ConfigError
 from skillcheck.rules.base import (
     Context,
     Option,
@@ -19,6 +18,8 @@ from skillcheck.rules.base import (
     usable_frontmatter,
     value_span,
 )
+from skillcheck.schemas import load_frontmatter_schema
+from skillcheck.source.display import shorten
 from skillcheck.source.skill import (
     Document,
     Finding,
@@ -358,49 +359,6 @@ def target_field_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 # --- SK406: the team's own JSON Schema ----------------------------------------------------
 
-_SCHEMAS: dict[tuple[str, int, int], Any] = {}  # (path, mtime_ns, size) -> compiled validator
-
-
-def load_frontmatter_schema(path: str, where: str = "configuration") -> Any:
-    """The compiled validator for the JSON Schema at ``path``, compiled once per file version.
-
-    Raises ConfigError (exit 2) naming ``where`` (the config file), the schema file and the
-    reason when the file is missing, unreadable, not JSON or not a valid JSON Schema.
-    """
-    import json
-    import os
-
-    def fail(reason: str) -> ConfigError:
-        return ConfigError(f"{where}: frontmatter-schema {path}: {reason}")
-
-    try:
-        info = os.stat(path)
-    except OSError as exc:
-        raise fail(exc.strerror or str(exc)) from None
-    key = (path, info.st_mtime_ns, info.st_size)
-    if key in _SCHEMAS:
-        return _SCHEMAS[key]
-    try:
-        with open(path, "rb") as handle:
-            schema = json.loads(handle.read(4 * 1024 * 1024 + 1))
-    except OSError as exc:
-        raise fail(exc.strerror or str(exc)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise fail(f"not valid JSON: {exc}") from None
-    if not isinstance(schema, dict | bool):
-        raise fail(f"a JSON Schema is an object, not {type(schema).__name__}")
-    import jsonschema
-
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        shown = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
-        raise fail(f"not a valid JSON Schema at {shown}: {exc.message}") from None
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-    _SCHEMAS[key] = validator
-    return validator
-
 
 def _schema_node(fm: Frontmatter, path: list[Any]) -> tuple[Node | None, Node | None]:
     """(key node, value node) at a JSON path of ``fm.values``; the deepest found."""
@@ -435,10 +393,6 @@ def _extra_keys(error: Any) -> list[str]:
     return [
         k for k in instance if k not in known and not any(re.search(p, str(k)) for p in patterns)
     ]
-
-
-def _short(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @rule(
@@ -508,7 +462,7 @@ def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
         where_ = "'" + ".".join(str(s) for s in steps) + "'" if steps else "the frontmatter"
         key, node = _schema_node(fm, steps)
         described = error.schema.get("description") if isinstance(error.schema, dict) else None
-        help_ = _short(described, 200) if described else None
+        help_ = shorten(described, 200) if described else None
         if error.validator == "additionalProperties":
             mapping = node.resolved() if steps and node is not None else fm.root.resolved()
             for extra in _extra_keys(error):
@@ -523,7 +477,7 @@ def frontmatter_schema(skill: Skill, ctx: Context) -> Iterator[Finding]:
             message = f"{where_}: {error.message}; add it ({name} requires it)"
         else:
             span = node.span if steps and node is not None else opening
-            message = f"{where_}: {_short(error.message)} ({name}); change the value to match"
+            message = f"{where_}: {shorten(error.message, 120)} ({name}); change the value to match"
         yield Finding(message, span=span, help=help_)
 
 

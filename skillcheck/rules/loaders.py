@@ -20,6 +20,8 @@ from skillcheck.analysis.edits import (
 )
 from skillcheck.rules.base import Context, Option, rule, usable_frontmatter
 from skillcheck.rules.structure import impacts_of
+from skillcheck.source.display import shorten
+from skillcheck.source.frontmatter import plain_mapping
 from skillcheck.source.skill import (
     Document,
     Finding,
@@ -363,7 +365,7 @@ def delimiter_in_value(skill: Skill, ctx: Context) -> Iterator[Finding]:
         name, (_key, value) = last
         value = value.resolved()
         if value.kind == "scalar" and value.span.end.line == cut.line:  # the value it cut
-            message += f" and reads {name} as {value.value!r}"
+            message += f" and reads {name} as {shorten(value.value)!r}"
     yield Finding(
         message + "; it does not read the rest of the frontmatter. Remove or reword the '---'",
         span=Span(cut, Pos(cut.line, cut.column + 3)),
@@ -412,11 +414,20 @@ def description_not_plain(skill: Skill, ctx: Context) -> Iterator[Finding]:
     rest = line[key.span.end.column - 1 :] if key is not None else ""
     shown = rest.split(":", 1)[-1].strip()
     shown = shown.split(" #", 1)[0] if node.style in ("|", ">") else shown
-    if len(shown) > 50:
-        shown = shown[:35] + "…" + shown[-10:]
+    message = f"OpenSkills reads the description with a line regex and shows {shorten(shown, 50)!r}"
+    if node.style in ("'", '"') and node.span.start.line == node.span.end.line:
+        # one line already: the fault is the quotes, which the regex keeps
+        if plain_mapping(f"description: {node.value}\n") == {"description": node.value}:
+            message += ", quotes included; remove the quotes (YAML reads it the same without them)"
+        else:
+            message += (
+                ", quotes included; YAML needs them here, so reword the description to need"
+                " none (no ': ' or ' #' inside, no quote or special character first)"
+            )
+    else:
+        message += "; write it as one plain line"
     yield Finding(
-        f"OpenSkills reads the description with a line regex and shows {shown!r}; write it as"
-        " one plain line",
+        message,
         span=node.span,
         impact=where(lambda t: Outcome.DEGRADED if t.regex_description else None),
     )

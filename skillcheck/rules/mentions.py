@@ -447,6 +447,7 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
     linked: set[tuple[str, int, str]] | None = None
     shown = _ShownMemo()
+    split: dict[str, list[str]] = {}  # each file's lines
     for doc, segment, hit in _scan(skill, find_mentions, _FOLDER_WORDS, suspect):
         after = segment.text[hit.end : hit.end + 1]
         if after and after in _PLACEHOLDER_AFTER:
@@ -461,7 +462,10 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue  # prose "better scripts/tools" is "scripts or tools", not a path
         if not doc.is_skill_md and doc.rel not in reached(skill):
             continue  # a file the agent never reaches from SKILL.md (copied docs, notes)
-        if _introduces_block(skill, doc, segment.line):
+        lines = split.get(doc.rel)
+        if lines is None:  # once a file: splitting it again for each path was quadratic
+            lines = split[doc.rel] = (doc_text(skill, doc) or "").split("\n")
+        if _introduces_block(lines, segment.line):
             continue  # "**references/tools.md:**" above a code block shows a file to write
         res, path = _mention_status(tree, doc, hit.text)
         column = segment.column + hit.start
@@ -493,12 +497,10 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
             )
 
 
-def _introduces_block(skill: Skill, doc: Doc, line: int) -> bool:
-    """Whether line ``line`` of ``doc`` ends with a colon and the next non-blank line opens
-    a fenced code block: `**references/tools.md:**` then the file's content, as a template
-    or a worked example shows a file to create."""
-    text = doc_text(skill, doc) or ""
-    lines = text.split("\n")
+def _introduces_block(lines: list[str], line: int) -> bool:
+    """Whether line ``line`` of a file's ``lines`` ends with a colon and the next non-blank
+    line opens a fenced code block: `**references/tools.md:**` then the file's content, as a
+    template or a worked example shows a file to create."""
     if line < 1 or line > len(lines):
         return False
     if not lines[line - 1].rstrip().rstrip("*_`").endswith(":"):

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
+from skillcheck.analysis.edits import replace_scalar
 from skillcheck.rules.base import (
     Context,
     Option,
@@ -17,6 +18,7 @@ from skillcheck.rules.base import (
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import (
     Finding,
+    Fix,
     Frontmatter,
     Impact,
     Node,
@@ -218,6 +220,17 @@ def _charset_problem(value: str, charset: str) -> str | None:
     return None
 
 
+def _rename(skill: Skill, node: Node, new: str) -> Fix | None:
+    """The exact edit of `name` to ``new``, offered in the editor (a rename changes what
+    the skill is called, so --fix never makes it); only a name every loader accepts."""
+    if skill.doc is None or not _VALID_NAME.fullmatch(new) or len(new) > 64:
+        return None
+    return replace_scalar(skill.doc, "name", node, new, f"rename the skill to {new!r}")
+
+
+_VALID_NAME = LazyPattern(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
 @rule(
     "SK204",
     "name-charset",
@@ -271,6 +284,7 @@ def name_charset(skill: Skill, ctx: Context) -> Iterator[Finding]:
         span=value_span(node),
         impact=impacts(select),
         help=f"name: {suggestion}" if suggestion else None,
+        suggestion=_rename(skill, node, suggestion),
     )
 
 
@@ -378,7 +392,15 @@ def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
         span=value_span(node),
         impact=impacts(select),
         help=f"name: {directory}",
+        suggestion=_rename(skill, node, directory),
     )
+
+
+def _without_word(value: str, index: int, length: int) -> str:
+    """The advice for a name holding a reserved word: the name without it, when that leaves
+    a name; otherwise a request for a new one."""
+    rest = "-".join(part for part in (value[:index] + value[index + length :]).split("-") if part)
+    return f"rename it, e.g. {rest!r}" if rest else "choose another name"
 
 
 @rule(
@@ -413,7 +435,9 @@ def name_reserved(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 index = value.lower().find(word)
                 if index >= 0:
                     yield Finding(
-                        f"name {value!r} contains the reserved word {word!r}; {t.title} rejects it",
+                        f"name {value!r} contains the reserved word {word!r}; {t.title} rejects"
+                        f" it: {_without_word(value, index, len(word))}, and rename the"
+                        " directory to match",
                         span=value_span(node, index, len(word)),
                         impact={t.name: impact(Outcome.REJECTED)},
                     )

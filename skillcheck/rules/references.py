@@ -51,9 +51,14 @@ _LOST = every(Impact(Outcome.DEGRADED, Severity.ERROR))
 
 
 def _in_skill(doc: Doc, res: Resolution) -> str:
-    """`` (references/x.md in the skill)`` when the link is written from another folder."""
+    """`` (references/x.md in the skill)`` when the link is written from another folder,
+    with the folder that is missing when it is not the file itself."""
+    if not doc.base:
+        return ""
+    if res.missing and res.wanted and res.wanted != res.missing:
+        return f" ({res.wanted} in the skill, where {res.missing} is missing)"
     where = res.missing or res.rel
-    return f" ({where} in the skill)" if doc.base and where else ""
+    return f" ({where} in the skill)" if where else ""
 
 
 def _finding(use: LinkUse, message: str, help_: str | None = None, lost: bool = True) -> Finding:

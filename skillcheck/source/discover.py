@@ -382,6 +382,8 @@ def _search(
                 continue
             try:
                 if not entry.is_dir(follow_symlinks=False):
+                    if entry.is_symlink():
+                        _skipped_link(entry, directory, top_text, result)
                     continue
             except OSError:
                 continue
@@ -403,6 +405,29 @@ def _search(
         subdirs.sort(reverse=True)
         stack.extend((sub, depth + 1, chain) for _name, sub in subdirs)
     return hits
+
+
+def _skipped_link(entry: os.DirEntry[str], directory: str, top: str, result: Discovery) -> None:
+    """A symlink to a skill directory is not searched (links are never followed: loops,
+    trees outside PATH); say so, so that a skill is never left out silently. A link inside
+    a skill is that skill's own file, which its rules judge (SK509, SK502)."""
+    if not (os.path.isdir(entry.path) and os.path.isfile(os.path.join(entry.path, "SKILL.md"))):
+        return
+    parent = directory
+    while True:  # rare (a link to a skill): the ancestors up to PATH are looked at
+        if os.path.isfile(os.path.join(parent, "SKILL.md")):
+            return
+        if parent == top or len(parent) <= len(top):
+            break
+        parent = os.path.dirname(parent)
+    result.problems.append(
+        Problem(
+            Path(entry.path),
+            f"symlink to a skill directory ({os.readlink(entry.path)}); the search does not"
+            " follow directory links, so it was not checked: pass it as PATH to check it",
+            warning=True,
+        )
+    )
 
 
 def _ignored_by(ignores: _Ignores, chain: list[tuple[int, Any]], sub: str) -> bool:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 
 from skillcheck.source.lazy import LazyPattern
@@ -69,6 +71,45 @@ def _show_surrogate(match: re.Match[str]) -> str:
     if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's escape of one undecodable byte
         return f"\\x{code - 0xDC00:02x}"
     return f"\\u{code:04x}"
+
+
+def cell_width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: wide and full-width characters (CJK, most
+    emoji) take two, combining marks and format characters none, others one. Carets under
+    a quoted line are placed by this, not by code points."""
+    if text.isascii():
+        return len(text)
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` cut to at most ``limit`` characters for a message, keeping its head and its
+    last words (where a value's difference often is), with ``…`` between."""
+    if len(text) <= limit:
+        return text
+    tail = max(limit // 4, 1)
+    return text[: limit - tail - 1] + "…" + text[-tail:]
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a misspelt ``value``
+    (case ignored; every choice it begins, for a shortened one), or nothing when none is
+    close."""
+    import difflib  # only on the error path: start-up need not pay for it
+
+    by_key = {choice.lower(): choice for choice in choices}
+    key = value.strip().lower()
+    # a shortened name (`claude`) may stand for several: name each of them
+    close = [k for k in by_key if k.startswith(key)][:3] if len(key) >= 3 else []
+    close = close or difflib.get_close_matches(key, list(by_key), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(by_key[k]) for k in close) + "?"
 
 
 def display_path(path: Path, cwd: Path | None = None) -> str:

@@ -96,6 +96,8 @@ class Finding:
     fix: Fix | None = None
     help: str | None = None
     severity: Severity | None = None  # overrides the rule's default (impact-free findings)
+    # an exact edit that changes meaning (a rename): offered in the editor, never by --fix
+    suggestion: Fix | None = None
 
 
 @dataclass(slots=True)
@@ -114,6 +116,7 @@ class Diagnostic:
     help: str | None = None
     skill: Path | None = None  # the skill directory the finding belongs to
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    suggestion: Fix | None = None  # see Finding.suggestion
 
     def sort_key(self) -> tuple:
         return (str(self.path), self.line, self.column, self.code, self.message)
