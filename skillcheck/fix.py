@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import errno
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from skillcheck.rules import Context
 from skillcheck.source.atomic import write_atomic
 from skillcheck.source.display import display_path, inert_lines, safe
 from skillcheck.source.frontmatter import parse_document
-from skillcheck.source.load import read_regular
+from skillcheck.source.load import is_within, open_regular, read_fd
 from skillcheck.source.skill import Diagnostic, Fix, Skill
 
 MAX_ROUNDS = 5
@@ -140,17 +141,47 @@ def plan_fixes(result: Any, settings: Any) -> list[FilePlan]:
     return plans
 
 
+def _target(plan: FilePlan) -> Path | None:
+    """The file a plan writes: SKILL.md itself, or, when it was a symlink when the skill was
+    loaded, the file the link leads to inside the skill (a link stays a link), or the one
+    the run read outside it. None when a link now leads anywhere else."""
+    skill = plan.skill
+    listed = next((f for f in skill.files if f.path == plan.path), None)
+    if listed is None or listed.kind != "symlink":
+        return plan.path  # opened without following links: a link put there is refused
+    resolved = Path(os.path.realpath(plan.path))
+    if resolved == skill.skill_md_target or is_within(resolved, skill.root.resolve()):
+        return resolved
+    return None
+
+
+def _read_once(target: Path, most: int) -> tuple[bytes, tuple[int, int]]:
+    """The bytes of ``target`` (at most ``most``) and the identity of the file they came from,
+    opened once by the checked opener (a regular file, no link followed)."""
+    fd, info = open_regular(target)
+    try:
+        return read_fd(fd, info.st_size, most), (info.st_dev, info.st_ino)
+    finally:
+        os.close(fd)
+
+
 def write_plans(plans: Iterable[FilePlan]) -> list[tuple[Path, str]]:
     """Write each fixed file atomically; returns (path, reason) for files left unchanged.
 
     A file whose bytes on disk differ from what was read (edited meanwhile) is not written.
+    The file is opened once without following links, and replaced only while the path
+    still names that very file: SKILL.md swapped for a link meanwhile is never written
+    through (the link's target, outside the skill, is never touched).
     """
 
     failures: list[tuple[Path, str]] = []
     for plan in plans:
-        target = Path(os.path.realpath(plan.path))  # a link inside the skill stays a link
+        target = _target(plan)
+        if target is None:
+            failures.append((plan.path, "became a link out of the skill; not modified"))
+            continue
         try:
-            current, _size = read_regular(target, len(plan.original) + 1)
+            current, identity = _read_once(target, len(plan.original) + 1)
         except OSError as exc:
             failures.append((plan.path, f"cannot be read again: {exc.strerror or exc}"))
             continue
@@ -161,9 +192,14 @@ def write_plans(plans: Iterable[FilePlan]) -> list[tuple[Path, str]]:
             failures.append((plan.path, "changed on disk while skillcheck ran; run --fix again"))
             continue
         try:
-            write_atomic(target, plan.fixed)
+            write_atomic(
+                target, plan.fixed, follow_symlinks=False, write_through=False, expect=identity
+            )
         except OSError as exc:
-            failures.append((plan.path, f"cannot be written: {exc.strerror or exc}"))
+            if exc.errno in (errno.ESTALE, errno.ELOOP):
+                failures.append((plan.path, "replaced while skillcheck ran; run --fix again"))
+            else:
+                failures.append((plan.path, f"cannot be written: {exc.strerror or exc}"))
     return failures
 
 

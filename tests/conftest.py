@@ -30,13 +30,17 @@ settings.load_profile("skillcheck")
 def _result_cache_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory):
     """Every run in the suite (in-process or a subprocess) caches into one temporary
     directory: nothing is written into the checkout, and every test also exercises the cache."""
-    old = os.environ.get("SKILLCHECK_CACHE_DIR")
+    # the cache's key (in the user's cache home) too: the suite never writes into $HOME
+    names = ("SKILLCHECK_CACHE_DIR", "XDG_CACHE_HOME")
+    old = {name: os.environ.get(name) for name in names}
     os.environ["SKILLCHECK_CACHE_DIR"] = str(tmp_path_factory.mktemp("skillcheck-cache"))
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache-home"))
     yield
-    if old is None:
-        os.environ.pop("SKILLCHECK_CACHE_DIR", None)
-    else:
-        os.environ["SKILLCHECK_CACHE_DIR"] = old
+    for name, value in old.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def skillcheck_command() -> list[str]:

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillcheck.package import archive, bundlecheck, loader
-from skillcheck.package.archive import DEFAULT_MTIME, BundleError
+from skillcheck.package.archive import DEFAULT_MTIME, MANIFEST_NAME, BundleError
 from skillcheck.package.bundle import pack_bundle
 from skillcheck.package.catalog import (
     MANIFEST_SCHEMA,
@@ -383,6 +383,16 @@ def _encrypted_zip() -> bytes:
     return bytes(data)
 
 
+def _encrypted_manifest_zip() -> bytes:
+    """A zip whose first member, manifest.json, claims to be encrypted."""
+    manifest = dumps_manifest(_manifest({"SKILL.md": SKILL_MD}))
+    data = bytearray(_zip([(MANIFEST_NAME, manifest), ("demo/SKILL.md", SKILL_MD)], b""))
+    data[6] |= 1  # the first local header: manifest.json's
+    central = data.index(b"PK\x01\x02")
+    data[central + 8] |= 1  # its central directory entry
+    return bytes(data)
+
+
 def _huge_manifest() -> dict:
     manifest = _manifest({"SKILL.md": SKILL_MD})
     manifest["skills"][0]["files"][0]["size"] = 1 << 40
@@ -519,6 +529,10 @@ HOSTILE: dict[str, tuple[Callable[[Path], bytes], str]] = {
         "duplicate member",
     ),
     "zip encrypted": (lambda t: _encrypted_zip(), "member 'demo/SKILL.md' is encrypted"),
+    "zip encrypted manifest": (
+        lambda t: _encrypted_manifest_zip(),
+        "member 'manifest.json' is encrypted",
+    ),
     "zip entry count lies": (
         lambda t: _patch_zip_count(
             _zip(
@@ -882,3 +896,16 @@ def test_readme_loader_example_runs(tmp_path: Path) -> None:
     pack_bundle(skills, manifest, path)
     for code in examples:
         exec(compile(code, "README.md", "exec"), {"bundle_path": path})
+
+
+def test_an_encrypted_manifest_member_is_a_refusal_not_an_internal_error(tmp_path: Path) -> None:
+    from conftest import invoke
+
+    path = tmp_path / "bundle.zip"
+    path.write_bytes(_encrypted_manifest_zip())
+    for args in (["verify", str(path)], ["unpack", str(path), str(tmp_path / "out")]):
+        result = invoke(*args)
+        assert result.exit_code == 1, result.output
+        assert "member 'manifest.json' is encrypted" in result.stderr
+        assert "internal error" not in result.output
+    assert not (tmp_path / "out").exists()

@@ -78,13 +78,30 @@ def cli(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def record_of(path: Path):
+    """The record in a cache file (sealed with this user's key: ``cache.seal``)."""
+    return json.loads(path.read_bytes())["record"]
+
+
+def _key() -> bytes:
+    key = cache_module.cache_key()
+    assert key is not None
+    return key
+
+
+def put_record(path: Path, value) -> None:
+    """Write ``value`` as the cache would: sealed with this user's key, so a test of what
+    the cache checks inside an entry is not stopped at the seal."""
+    path.write_bytes(cache_module.seal(json.dumps(value).encode(), _key()))
+
+
 def entries(cache: Path) -> dict[str, Path]:
     """Skill directory name -> its entry file."""
     out = {}
     for path in cache.glob("*/*.json"):
         try:
-            root = json.loads(path.read_bytes()).get("root")
-        except (OSError, ValueError):
+            root = record_of(path).get("root")
+        except (OSError, ValueError, KeyError):
             continue
         if root is not None:
             out[Path(root).name] = path
@@ -354,10 +371,8 @@ def _tree(project: Path) -> list[Path]:
 def _damage(kind: str, cache: Path) -> None:
     found = entries(cache)
     dirty = found["dirty-skill"]
-    record = json.loads(dirty.read_bytes())
-
-    def put(path: Path, value) -> None:
-        path.write_text(json.dumps(value))
+    record = record_of(dirty)
+    put = put_record
 
     if kind == "truncated":
         for path in found.values():
@@ -389,7 +404,7 @@ def _damage(kind: str, cache: Path) -> None:
         record["summary"] = None
         put(dirty, record)
     elif kind == "other-version":
-        clean = json.loads(found["alpha-notes"].read_bytes())
+        clean = record_of(found["alpha-notes"])
         # an entry saying the skill is clean, from another version of skillcheck
         record["summary"]["diagnostics"] = clean["summary"]["diagnostics"]
         record["version"] = "0.0.1"
@@ -400,32 +415,42 @@ def _damage(kind: str, cache: Path) -> None:
         put(dirty, record)
     elif kind == "other-root":
         # a clean skill's entry, with the dirty skill's real identity, in the dirty one's place
-        clean = json.loads(found["alpha-notes"].read_bytes())
+        clean = record_of(found["alpha-notes"])
         clean["identity"] = record["identity"]
         put(dirty, clean)
     elif kind == "forged-stale":
         # the right root, claiming no findings, with an identity and digests that are not
         # the skill's
-        clean = json.loads(found["alpha-notes"].read_bytes())
+        clean = record_of(found["alpha-notes"])
         forged = {**clean, "root": record["root"], "identity": "0" * 32}
         forged["summary"] = {**clean["summary"], "root": record["summary"]["root"]}
         put(dirty, forged)
     elif kind == "forged-no-identity":
-        clean = json.loads(found["alpha-notes"].read_bytes())
+        clean = record_of(found["alpha-notes"])
         forged = {**clean, "root": record["root"], "identity": None, "shape": record["shape"]}
         put(dirty, forged)
+    elif kind in ("planted-real-digests", "planted-other-key"):
+        # issue 30: a cache committed to the repository, by someone who computed the dirty
+        # skill's real digests (anyone can) and wrote a clean summary with no identity
+        clean = record_of(found["alpha-notes"])
+        forged = {**record, "identity": None}
+        forged["summary"] = {**clean["summary"], "root": record["summary"]["root"]}
+        data = json.dumps(forged).encode()
+        if kind == "planted-other-key":
+            data = cache_module.seal(data, b"k" * cache_module.KEY_BYTES)
+        dirty.write_bytes(data)
     elif kind == "collection-garbage":
         for path in cache.glob("*/collection.json"):
-            path.write_bytes(b'{"format": 1, "diagnostics": [')
+            path.write_bytes(cache_module.seal(b'{"format": 1, "diagnostics": [', _key()))
     elif kind == "collection-fix":
         (path,) = cache.glob("*/collection.json")
-        data = json.loads(path.read_bytes())
+        data = record_of(path)
         assert data["diagnostics"], "SK802 on the two chart skills"
         data["diagnostics"][0]["fix"] = 0
         put(path, data)
     elif kind == "collection-types":
         (path,) = cache.glob("*/collection.json")
-        data = json.loads(path.read_bytes())
+        data = record_of(path)
         data["diagnostics"] = [{"code": 5}, "x", None]
         put(path, data)
     else:
@@ -447,6 +472,8 @@ DAMAGE = [
     "other-root",
     "forged-stale",
     "forged-no-identity",
+    "planted-real-digests",
+    "planted-other-key",
     "collection-garbage",
     "collection-fix",
     "collection-types",
@@ -629,6 +656,7 @@ def _run_default(cwd: Path, *args: str) -> subprocess.CompletedProcess:
         k: v for k, v in os.environ.items() if k not in ("SKILLCHECK_CACHE_DIR", "XDG_CACHE_HOME")
     }
     env["NO_COLOR"] = "1"
+    env["HOME"] = str(cwd.parent / f"{cwd.name}-home")  # the key's home: never the real one
     return subprocess.run(
         [*skillcheck_command(), "lint", *args],
         cwd=cwd,
@@ -667,6 +695,25 @@ def test_the_default_cache_is_in_the_project_root_and_never_linted(tmp_path: Pat
     below = _run_default(nested, ".")
     assert below.returncode == 0, below.stderr
     assert cache.is_dir() and not (nested / ".skillcheck_cache").exists()
+
+
+def test_the_key_is_private_and_an_untrusted_key_disables_the_cache(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = project / "home"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.setattr(cache_module, "_KEYS", {})
+    key = cache_module.cache_key()
+    path = home / "skillcheck" / "cache.key"
+    assert key is not None and path.read_bytes() == key
+    assert path.stat().st_mode & 0o777 == 0o600
+    path.chmod(0o644)  # readable by others: anyone could forge entries
+    monkeypatch.setattr(cache_module, "_KEYS", {})
+    assert cache_module.cache_key() is None
+    _tree(project)
+    expected = cli("--no-cache", "skills")
+    assert cli("--cache-dir", "cache", "skills") == expected
+    assert not list((project / "cache").glob("*/*.json"))  # nothing cached without a key
 
 
 def test_xdg_cache_home_is_used_when_set(tmp_path: Path) -> None:

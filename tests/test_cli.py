@@ -428,9 +428,12 @@ TARGETS = [
     "claude-api",
     "codex",
     "copilot",
+    "copilot-cli",
     "cursor",
     "openskills",
     "openclaw",
+    "skills-cli",
+    "gh-skill",
 ]
 
 
@@ -452,6 +455,7 @@ OUTCOME_CASES: dict[str, tuple[bytes, dict[str, str]]] = {
             "skills-ref": "rejected",
             "claude-api": "rejected",
             "cursor": "degraded",
+            "gh-skill": "rejected",
         },
     ),
     # claude.ai and skills-ref reject keys outside the six; lenient loaders ignore them
@@ -459,31 +463,30 @@ OUTCOME_CASES: dict[str, tuple[bytes, dict[str, str]]] = {
         _skill_md("unknown-key", "author: docs\n"),
         {"claude-api": "rejected", "skills-ref": "rejected", "agentskills": "degraded"},
     ),
-    # Claude Code loads the body with empty metadata; OpenSkills reads a regex, not YAML
+    # Claude Code, Codex and OpenClaw re-quote the description and load it as written (run:
+    # bench/runtimes); OpenSkills reads a regex, not YAML; the strict parsers refuse it
     "malformed-yaml": (
         b"---\nname: malformed-yaml\ndescription: Use when: the user asks\n---\n# S\n\nRun.\n",
         {
-            "claude-code": "degraded",
             "agentskills": "rejected",
             "skills-ref": "rejected",
             "claude-api": "rejected",
-            "codex": "rejected",
             "copilot": "rejected",
+            "copilot-cli": "rejected",
             "cursor": "rejected",
-            "openclaw": "degraded",  # its line reader still finds every key
+            "skills-cli": "rejected",
+            "gh-skill": "rejected",
         },
     ),
-    # Claude Code before 2.1.239 silently ignored a SKILL.md starting with a BOM; OpenClaw
-    # finds no frontmatter after it, so no description, and skips the skill
+    # Claude Code (since 2.1.239), OpenClaw, the Copilot CLI and the skills CLI read past a BOM
+    # (run: bench/runtimes); Codex, skills-ref and claude.ai find no frontmatter
     "with-bom": (
         b"\xef\xbb\xbf" + _skill_md("with-bom"),
         {
-            "claude-code": "dropped",
             "claude-api": "rejected",
             "codex": "rejected",
             "skills-ref": "rejected",
             "agentskills": "degraded",
-            "openclaw": "dropped",
         },
     ),
     # OpenSkills shows the literal '>-' as the description
@@ -501,21 +504,26 @@ OUTCOME_CASES: dict[str, tuple[bytes, dict[str, str]]] = {
             "agentskills": "degraded",
             "cursor": "degraded",
             "openskills": "degraded",
+            "gh-skill": "rejected",
         },
     ),
-    # Claude Code falls back to the first paragraph; the rest need a description
+    # Claude Code and the Copilot CLI fall back to the body, OpenSkills lists an empty
+    # description; the rest need one
     "no-description": (
         b"---\nname: no-description\n---\n# PDF\n\nExtracts text from PDF files.\n",
         {
             "claude-code": "degraded",
             "copilot": "dropped",
+            "copilot-cli": "degraded",
             "agentskills": "rejected",
             "skills-ref": "rejected",
             "claude-api": "rejected",
             "codex": "rejected",
             "cursor": "rejected",
-            "openskills": "rejected",
+            "openskills": "degraded",
             "openclaw": "rejected",
+            "skills-cli": "rejected",
+            "gh-skill": "rejected",
         },
     ),
     # OpenClaw compares `os` with process.platform: 'macos' matches no host, the skill never

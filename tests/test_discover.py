@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import lint_json, run_skillcheck, skillcheck_command, write_skill
+from conftest import invoke, lint_json, run_skillcheck, skillcheck_command, write_skill
 
 from skillcheck.source.discover import PathError, discover
 
@@ -321,8 +321,23 @@ def test_depth_is_bounded(tmp_path: Path) -> None:
     _skill(tmp_path, "shallow")
     found = discover([tmp_path])
     assert _names(found.skills, tmp_path) == ["shallow"]
-    assert len(found.problems) == 1 and found.problems[0].warning
+    assert len(found.problems) == 1
     assert "deeper than" in found.problems[0].message
+
+
+@pytest.mark.parametrize("command", ["lint", "pack"])
+def test_a_skill_below_the_depth_bound_is_an_error_never_a_pass(
+    tmp_path: Path, command: str
+) -> None:
+    # issue 29, item 3: "Found 1 warning in 0 skills", exit 0, while pack said "no skills"
+    _skill(tmp_path / "/".join(["d"] * 26), "too-deep")
+    args = (
+        ["--output", str(tmp_path.parent / f"{tmp_path.name}.tar.gz")] if command == "pack" else []
+    )
+    result = invoke(command, "--isolated", str(tmp_path), *args)
+    assert result.exit_code == 1, result.output
+    assert "SK100" in result.output and "deeper than" in result.output
+    assert "no skills found" not in result.output
 
 
 def test_lint_dot_inside_a_skill_uses_the_real_directory_name(tmp_path: Path) -> None:

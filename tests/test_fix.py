@@ -675,3 +675,52 @@ def test_allowed_tools_with_a_space_inside_a_tool_are_never_joined_with_spaces(
         assert after == before
     else:
         assert b"allowed-tools: Read Bash(git:*)\n" in after
+
+
+# --- a SKILL.md swapped for a link while --fix runs (issue 29, item 5) --------------------------
+
+
+def _fixable(tmp_path: Path) -> tuple[Path, Path, bytes]:
+    """A skill whose SKILL.md has a fixable finding (CRLF), and a file outside the tree."""
+    skill = write_skill(tmp_path / "skills", "pdf-tools")
+    md = skill / "SKILL.md"
+    md.write_bytes(md.read_bytes().replace(b"\n", b"\r\n"))
+    outside = tmp_path / "outside.md"
+    return skill, outside, md.read_bytes()
+
+
+def _swap_for_link(md: Path, outside: Path) -> None:
+    outside.write_bytes(md.read_bytes())  # the attacker's copy: the same bytes as were read
+    md.unlink()
+    md.symlink_to(outside)
+
+
+@pytest.mark.parametrize("when", ["before-the-read", "between-the-read-and-the-write"])
+def test_fix_never_writes_through_a_link_swapped_in_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    from skillcheck import fix
+    from skillcheck.engine.config import build_settings
+    from skillcheck.engine.lint import lint
+    from skillcheck.settings import Config
+
+    skill, outside, original = _fixable(tmp_path)
+    md = skill / "SKILL.md"
+    settings = build_settings(Config(values={}))
+    result = lint([tmp_path / "skills"], settings, keep=True)
+    plans = fix.plan_fixes(result, settings)
+    assert [p.path for p in plans] == [md]
+    if when == "before-the-read":
+        _swap_for_link(md, outside)
+    else:
+        real_write = fix.write_atomic
+
+        def swap_then_write(path, data, **kwargs):
+            _swap_for_link(md, outside)
+            return real_write(path, data, **kwargs)
+
+        monkeypatch.setattr(fix, "write_atomic", swap_then_write)
+    failures = fix.write_plans(plans)
+    assert outside.read_bytes() == original  # the file outside the tree is never written
+    assert [path for path, _reason in failures] == [md]
+    assert "run --fix again" in failures[0][1] or "symbolic link" in failures[0][1]

@@ -92,7 +92,7 @@ def test_scripts_with_a_non_interactive_path_or_no_prompt_are_not_reported(
         ("Run `awk '{print $2}' file`.", 18, "an awk field"),
         ("It costs $0.50 per call.", 10, "an amount of money"),
         ("Budget: $1,000 a month, $2,000 a year.", 9, "an amount of money"),
-        ("Plans start at $20.", 16, "an amount of money"),
+        ("Plans start at $5.99.", 16, "an amount of money"),
         ("Use `sed -E 's/(a)/$1/'` here.", 20, "a positional parameter"),
     ],
 )
@@ -127,7 +127,15 @@ def test_only_for_claude_code_and_not_for_intended_arguments(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(
     "line",
-    ["Write `${1}` or `$(1)`.", "Use $ARGUMENTS.", "Fix issue #$1 now.", "Price: 5$ or $x."],
+    [
+        "Write `${1}` or `$(1)`.",
+        "Use $ARGUMENTS.",
+        "Fix issue #$1 now.",
+        "Price: 5$ or $x.",
+        # rewritten only by an invocation of 26 or 249 arguments
+        "Deals over $25,000 need approval; revenue was $248.4M.",
+        "Plans start at $20.",
+    ],
 )
 def test_what_claude_code_leaves_alone_is_not_reported(tmp_path: Path, line: str) -> None:
     write_skill(tmp_path, "pdf-tools", body=f"# Steps\n\n{line}\n")

@@ -119,7 +119,7 @@ def test_jobs_1_and_2_give_the_same_bytes_in_every_format(tmp_path: Path) -> Non
         assert lint_out(tmp_path, "--jobs", "2", "--no-cache", "--format", fmt) == serial, fmt
         # the workers wrote the cache: an entry for every skill
         roots = Counter(
-            json.loads(entry.read_bytes()).get("root")
+            json.loads(entry.read_bytes())["record"].get("root")
             for entry in (tmp_path / f"cache-{fmt}").glob("*/*.json")
         )
         skills = {str(s) for s in made} | {str(made[6] / "extras" / "inner-tool")}

@@ -214,4 +214,5 @@ def test_a_missing_folder_is_named_with_the_whole_path(tmp_path: Path) -> None:
     )
     _code, diagnostics = _lint(tmp_path)
     [broken] = [d["message"] for d in diagnostics if d["code"] == "SK501"]
-    assert "(.gitbook/notes/x.md in the skill, where .gitbook is missing)" in broken
+    # the folder that is missing is named as such, not as if it were the file
+    assert "'.gitbook/': that folder does not exist in the skill" in broken

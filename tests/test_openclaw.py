@@ -186,12 +186,13 @@ def test_a_lower_case_skill_md_is_not_loaded_by_openclaw(tmp_path: Path) -> None
     assert report["skills"][0]["outcomes"] == {"openclaw": "dropped"}
 
 
-def test_a_bom_makes_openclaw_skip_the_skill(tmp_path: Path) -> None:
+def test_openclaw_reads_past_a_bom(tmp_path: Path) -> None:
+    # OpenClaw 2026.9.6, run (bench/runtimes): it strips the BOM and loads the skill
     skill = write_skill(tmp_path, "jq-filter", f"name: jq-filter\ndescription: {DESC}\n")
     path = skill / "SKILL.md"
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     _code, report = lint_json("--isolated", "--target", "openclaw", str(tmp_path))
-    assert report["skills"][0]["outcomes"] == {"openclaw": "dropped"}
+    assert report["skills"][0]["outcomes"] == {"openclaw": "ok"}
 
 
 def test_advice_never_turns_an_optional_or_library_entry_into_a_gate(tmp_path: Path) -> None:

@@ -190,11 +190,13 @@ def test_a_damaged_record_in_the_cache_is_a_miss(
     assert pack(tree, tmp_path / "fill.tar.gz", cache).exit_code == 0
     entries = [p for p in cache.glob("*/*.json") if p.name != "collection.json"]
     assert len(entries) == 3
+    key = cache_module.cache_key()
+    assert key is not None
     for path in entries:
-        record = json.loads(path.read_bytes())
+        record = json.loads(path.read_bytes())["record"]
         assert record["extra"][0] == catalog.PACK_RECORD
-        record["extra"][1] = damaged
-        path.write_text(json.dumps(record), encoding="utf-8")
+        record["extra"][1] = damaged  # sealed with the user's key: the damage is what is tested
+        path.write_bytes(cache_module.seal(json.dumps(record).encode(), key))
     warm = pack(tree, tmp_path / "warm.tar.gz", cache)
     assert warm.exit_code == 0, warm.output
     assert (tmp_path / "warm.tar.gz").read_bytes() == (tmp_path / "cold.tar.gz").read_bytes()

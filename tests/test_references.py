@@ -98,7 +98,8 @@ def test_broken_link_points_at_its_destination_in_any_container(tmp_path_factory
         if blank:
             lines.append("")
     body = "\n".join(lines) + "\n"
-    path = skill(root, body)
+    # references/ exists: links into a missing folder would be one finding (fold_repeats)
+    path = skill(root, body, files={"references/kept.md": "kept\n"})
     text = (path / "SKILL.md").read_text(encoding="utf-8")
     expected = sorted(
         ("SKILL.md", *where(text, f"references/missing-{i}.md"), "SK501") for i in range(len(rows))
@@ -139,7 +140,7 @@ def test_positions_of_repeated_definitions_split_links_and_deep_nests(tmp_path):
         + "- " * 30
         + "[deep](references/deep-gone.md) ünïcödé\n"
     )
-    path = skill(tmp_path, body)
+    path = skill(tmp_path, body, files={"references/kept.md": "kept\n"})
     text = (path / "SKILL.md").read_text(encoding="utf-8")
     assert diagnostics(path, "SK501") == sorted(
         [

@@ -345,7 +345,7 @@ def test_junk_is_reported_once_per_entry(tmp_path: Path) -> None:
         "scripts/extract.py",
         "scripts/__pycache__/extract.cpython-311.pyc",
         "scripts/stray.pyc",
-        ".git/HEAD",
+        "scripts/vendor/.git/HEAD",  # a .git at the skill root is the checkout's (issue 27)
         ".venv/pyvenv.cfg",
         "tools-env/pyvenv.cfg",
         "tools-env/lib/python3.11/site.py",
@@ -372,7 +372,7 @@ def test_junk_is_reported_once_per_entry(tmp_path: Path) -> None:
             ".DS_Store",
             ".env",
             ".env.production",
-            ".git",
+            "scripts/vendor/.git",
             ".venv",
             "Thumbs.db",
             "assets/backup.tgz",

@@ -6,7 +6,8 @@ or ``<mirror>/<owner>__<repo>``) and written to ``<dest>/<owner>__<repo>/`` from
 the pinned commit: ``git ls-tree -r`` names every entry and ``git cat-file --batch`` gives its
 bytes. Nothing is converted: CRLF, BOM, executable bits (644/755) and symlinks stay as committed.
 ``git archive`` is not used because it applies ``.gitattributes`` (``eol``, ``export-ignore``,
-``export-subst``). Submodules (gitlinks) have no content in the commit and are skipped.
+``export-subst``). Submodules (gitlinks) have no content in the commit and are skipped. An empty
+``.git`` folder marks each repository's root, as a clone has one.
 
 Blobs a snapshot lacks (snapshots may omit files of 4 MiB and more, and LFS content) are counted
 and listed in ``<dest>/MANIFEST.json``; everything else about the corpus is in that manifest too.
@@ -14,6 +15,7 @@ and listed in ``<dest>/MANIFEST.json``; everything else about the corpus is in t
     python bench/realworld/build.py --mirror /work/.mirror        # into bench/realworld/corpus/
     python bench/realworld/build.py --mirror /work/.mirror --dest /work/realworld-corpus
     python bench/realworld/build.py --mirror M --only anthropics/skills    # rebuild one repository
+    python bench/realworld/build.py --mirror M --half tune --dest D        # the tuning half only
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_LIST = HERE / "repos.txt"
 DEFAULT_DEST = HERE / "corpus"
 KINDS = ("vendor", "curated", "community")
+HALVES = ("tune", "held")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class Repo:
     name: str  # owner/repo
     commit: str
     kind: str
+    half: str = ""  # "tune", "held" or "" when the list does not split (repos-growth.txt)
 
     @property
     def slug(self) -> str:
@@ -63,7 +67,7 @@ class BuildError(Exception):
 
 
 def parse_list(text: str, source: str = "repos.txt") -> list[Repo]:
-    """Parse the pinned list: ``owner/repo commit kind`` per line, ``#`` comments."""
+    """Parse the pinned list: ``owner/repo commit kind [half]`` per line, ``#`` comments."""
     repos: list[Repo] = []
     seen: set[str] = set()
     for number, raw in enumerate(text.splitlines(), 1):
@@ -71,9 +75,14 @@ def parse_list(text: str, source: str = "repos.txt") -> list[Repo]:
         if not line:
             continue
         parts = line.split()
-        if len(parts) != 3:
-            raise BuildError(f"{source}:{number}: expected 'owner/repo commit kind', got {raw!r}")
-        name, commit, kind = parts
+        if len(parts) not in (3, 4):
+            raise BuildError(
+                f"{source}:{number}: expected 'owner/repo commit kind [half]', got {raw!r}"
+            )
+        name, commit, kind = parts[:3]
+        half = parts[3] if len(parts) == 4 else ""
+        if half and half not in HALVES:
+            raise BuildError(f"{source}:{number}: half {half!r} is not one of {', '.join(HALVES)}")
         if name.count("/") != 1 or not all(name.split("/")):
             raise BuildError(f"{source}:{number}: {name!r} is not owner/repo")
         if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit.lower()):
@@ -83,7 +92,7 @@ def parse_list(text: str, source: str = "repos.txt") -> list[Repo]:
         if name.lower() in seen:
             raise BuildError(f"{source}:{number}: {name} is listed twice")
         seen.add(name.lower())
-        repos.append(Repo(name, commit.lower(), kind))
+        repos.append(Repo(name, commit.lower(), kind, half))
     return repos
 
 
@@ -222,6 +231,9 @@ def build_repo(git_dir: Path, repo: Repo, dest: Path) -> Built:
             built.bytes += len(data)
             if rel.name == "SKILL.md":
                 built.skills += 1
+    # an empty .git marks the repository's root, as in a clone: rules that look for the
+    # root of a checkout (a skill at a repository's root, SK206) see what users have
+    (work / ".git").mkdir(exist_ok=True)
     if final.exists() or final.is_symlink():
         shutil.rmtree(final)
     work.rename(final)
@@ -241,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", type=Path, default=DEFAULT_LIST, help="pinned list (repos.txt)")
     ap.add_argument("--only", action="append", default=[], help="build only this owner/repo")
     ap.add_argument("--keep-going", action="store_true", help="skip repositories that fail")
+    ap.add_argument(
+        "--half", choices=HALVES, help="build only the tuning or only the held-out half"
+    )
     args = ap.parse_args(argv)
 
     try:
@@ -254,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         if len(repos) != len(wanted):
             print(f"build.py: not in {args.list}: {', '.join(sorted(wanted))}", file=sys.stderr)
             return 2
+    if args.half:
+        repos = [r for r in repos if r.half == args.half]
     missing = [r for r in repos if find_git_dir(args.mirror, r) is None]
     if missing and not args.keep_going:
         roots = ", ".join(str(m) for m in args.mirror)
@@ -285,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         manifest[repo.name] = {
             "commit": repo.commit,
             "kind": repo.kind,
+            "half": repo.half,
             "dir": repo.slug,
             "files": built.files,
             "symlinks": built.symlinks,

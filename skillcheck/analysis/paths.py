@@ -122,6 +122,11 @@ def _plugin_root(directory: str) -> Path | None:
     return _plugin_root(parent)
 
 
+def is_repository_root(directory: Path) -> bool:
+    """Whether ``directory`` is the root of a git checkout (it holds `.git`; stat only)."""
+    return os.path.exists(os.path.join(directory, ".git"))
+
+
 class Tree:
     """The skill's walk as a directory tree: ``children[dir_rel][name] -> SkillFile``."""
 
@@ -363,3 +368,12 @@ def show(text: str) -> str:
         else:
             out.append(ch)
     return "'" + "".join(out).replace("'", "\\'") + "'"
+
+
+def escapes_to_nothing(root: Path, base: str, path: str) -> bool:
+    """Whether a ``../`` link written in folder ``base`` of the skill at ``root`` names
+    nothing outside the skill either: the one place the outside is looked at, by a single
+    lstat of the lexically joined path (as GitHub resolves it), never read. A link that
+    leaves the skill and finds nothing is broken wherever the skill is installed."""
+    joined = os.path.normpath(os.path.join(root, base, path))
+    return not os.path.lexists(joined)

@@ -38,6 +38,17 @@ _MANIFESTS = frozenset(
 _PROJECT_SUFFIXES = (".csproj", ".fsproj", ".vbproj", ".sln")  # .NET project files
 
 
+def misnamed_manifest(rel: str) -> str | None:
+    """The dependency manifest ``rel``'s file name misspells (`requirement.txt`), or None."""
+    import difflib  # only for the few files nothing mentions
+
+    name = rel.rpartition("/")[2]
+    if name in _MANIFESTS:
+        return None
+    close = difflib.get_close_matches(name, _MANIFESTS, n=1, cutoff=0.9)
+    return close[0] if close else None
+
+
 _CANDIDATES: Memo[list[SkillFile]] = Memo("resource-candidates")
 _REACHED: Memo[set[str]] = Memo("reached")
 

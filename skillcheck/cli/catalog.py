@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from skillcheck.cli.common import (
+    check_output,
     common_skill_options,
     emit,
     handle_errors,
@@ -41,14 +42,16 @@ def catalog(
     settings = shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict)
     with refusal_shown(quiet) as progress:
         result = check_for_shipping(paths, settings, progress=progress)
+    check_output(output, result.skills, paths)
+    if fmt == "xml":
+        emit(render_xml(result.loaded) + "\n", output)
+    else:
+        data = manifest(result, settings, paths)
+        if fmt == "markdown":
+            emit(render_markdown(data), output)
+        else:
+            emit(dumps_manifest(data).decode("utf-8"), output)
+    # after the output is written: a write that fails says only why
     note = None if quiet else let_through_note(result.counts())
     if note:
         click.echo(note, err=True)
-    if fmt == "xml":
-        emit(render_xml(result.loaded) + "\n", output)
-        return
-    data = manifest(result, settings, paths)
-    if fmt == "markdown":
-        emit(render_markdown(data), output)
-    else:
-        emit(dumps_manifest(data).decode("utf-8"), output)

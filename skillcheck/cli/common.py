@@ -22,6 +22,7 @@ from skillcheck.errors import (
     SkillcheckError,
     UsageError,
 )
+from skillcheck.targets import TARGETS, checked_label
 
 if TYPE_CHECKING:  # at run time only inside the functions: `skillcheck --help` stays cheap
     from skillcheck.settings import Settings
@@ -104,6 +105,21 @@ def split_codes(values: tuple[str, ...]) -> list[str] | None:
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
+def check_output(output: Path | None, skills: Any, paths: Any) -> None:
+    """Refuse (usage error) an ``--output`` inside a skill being read or equal to an input
+    file: ``lint -o SKILL.md`` must not replace the skill with its report. ``skills`` have
+    ``root`` and ``display_root``; ``paths`` are the command line's PATHs."""
+    if output is None:
+        return
+    from skillcheck.source.atomic import holder_of
+
+    roots = [(skill.root, f"is inside skill {skill.display_root}") for skill in skills]
+    roots += [(Path(p), f"is the input {p}") for p in paths if not Path(p).is_dir()]
+    where = holder_of(output, roots)
+    if where is not None:
+        raise UsageError(f"{output}: {where}; write the output elsewhere")
+
+
 def emit(text: str, output: Path | None) -> None:
     emit_chunks(lambda sink: sink(text), output)
 
@@ -159,7 +175,10 @@ def common_skill_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "--target",
             "target",
             metavar="NAME[,NAME...]",
-            help="Runtimes that load the skills (default: agentskills; 'all').",
+            help="Runtimes that load the skills (default: agentskills; 'all'): "
+            + ", ".join(f"{n} ({checked_label(t)})" for n, t in TARGETS.items())
+            + ". 'run' = held to that runtime version, run offline on that date;"
+            " 'modelled' = from its docs.",
         ),
         click.option("--quiet", "-q", is_flag=True, help="Print diagnostics only."),
         click.option(

@@ -73,6 +73,7 @@ def install(
             allow_unverified=allow_unverified,
             limits=Limits(max_total_bytes=max_bytes),
             progress=fetching,
+            waiting=lambda note: click.echo(f"skillcheck: {safe(note)}", err=True),
             check=check,
         )
     except FetchError as exc:  # a source that cannot be fetched is a usage problem (exit 2)

@@ -12,6 +12,7 @@ import click
 
 from skillcheck.cli.common import (
     Progress,
+    check_output,
     common_skill_options,
     emit,
     emit_chunks,
@@ -147,6 +148,7 @@ def lint(
     finally:
         if progress is not None:
             progress.done()
+    check_output(output, result.skills, paths)
     if diff:
         from skillcheck.fix import preview
 

@@ -32,4 +32,12 @@ def rule_command(code_or_slug: str) -> None:
     if found is None:
         hint = did_you_mean(code_or_slug, [n for r in all_rules() for n in (r.code, r.slug)])
         raise UsageError(f"no rule {code_or_slug!r}{hint} (see `skillcheck rules`)")
-    emit(found.docs_markdown() + f"\nDefined in `{found.defined_in}`.\n", None)
+    from skillcheck.targets import targets_help
+
+    emit(
+        found.docs_markdown()
+        + "\nTarget profiles:\n"
+        + targets_help()
+        + f"\n\nDefined in `{found.defined_in}`.\n",
+        None,
+    )

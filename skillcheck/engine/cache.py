@@ -23,7 +23,10 @@ An entry is used when the skill's files are unchanged:
   was made. The rules are deterministic, so equal inputs give equal results; files no rule
   read (an asset) matter only through the listing.
 
-The cache is JSON, never pickle: a planted cache file can at most be ignored. Anything wrong
+The cache is JSON, never pickle, and every file is sealed with an HMAC keyed by a secret in
+the user's cache home (``key_path``, 0600): a cache committed to the repository, restored
+from elsewhere or planted by whoever controls the checkout is a miss, however right its
+digests look, so a cache can make a run faster, never different. Anything wrong
 with it (unparseable, wrong format or version, a field of the wrong type, an unwritable
 directory) makes the entry a miss; it is never trusted and never an error.
 """
@@ -32,9 +35,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import marshal
 import os
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -44,7 +49,7 @@ from skillcheck import __version__
 from skillcheck.engine.summary import diagnostic_from_json, diagnostic_to_json, from_json, to_json
 from skillcheck.source.atomic import write_atomic
 from skillcheck.source.lazy import LazyPattern
-from skillcheck.source.load import link_readable, read_fd, read_file
+from skillcheck.source.load import link_readable, open_regular, read_fd, read_file, read_regular
 from skillcheck.source.skill import Skill, SkillSummary
 
 FORMAT = 1
@@ -134,9 +139,8 @@ def run_key(
     schema = options.get("frontmatter-schema")
     schema_digest = None
     if schema:
-        try:
-            with open(schema, "rb") as handle:
-                schema_digest = _digest(handle.read())
+        try:  # the user's file, maybe a FIFO: never blocks, never reads without bound
+            schema_digest = _digest(read_regular(schema, MAX_FILE_BYTES, follow_symlinks=True)[0])
         except OSError:
             schema_digest = "unreadable"
     parts = (
@@ -225,27 +229,118 @@ def inputs_of(skill: Skill) -> dict[str, Any]:
     return {"shape": shape(listing_of(skill)), "reads": reads_of(skill)}
 
 
-def _read_json(path: Path | str) -> Any:
-    """A cache file's JSON, or None when it is missing, unreadable, larger than any file
-    skillcheck writes, or not JSON.
+# --- authentication ---------------------------------------------------------------------
+# A cache directory may be committed to the repository, restored from elsewhere or planted
+# by whoever controls the checkout, and an entry's content digests are anyone's to compute:
+# every entry is sealed with an HMAC whose key lives in the user's own cache home (created
+# 0600, never in a project), so an entry this user's runs did not write is a miss.
 
-    Not ``load.read_regular``: a cache file needs no regular-file check (O_NONBLOCK keeps a
-    FIFO here from blocking, and reading one gives no bytes, which is not JSON), and no
-    fstat: ``read_fd`` reads it in 64 kB requests to its end.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+KEY_BYTES = 32
+_MAC_HEAD = b'{"mac":"'
+_MAC_SEP = b'","record":'
+_MAC_HEX = 64  # HMAC-SHA256 in hex
+_PAYLOAD_AT = len(_MAC_HEAD) + _MAC_HEX + len(_MAC_SEP)
+_KEYS: dict[str, bytes | None] = {}  # key file -> its key (None: unusable), once per process
+
+
+def key_path() -> Path:
+    """``$XDG_CACHE_HOME/skillcheck/cache.key``, else ``~/.cache/skillcheck/cache.key``:
+    the user's, whatever ``--cache-dir`` names."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    home = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return home / "skillcheck" / "cache.key"
+
+
+def _load_key(path: Path) -> bytes | None:
+    """The key in ``path``, made on first use; None when it cannot be trusted (not a private
+    regular file of this user holding exactly KEY_BYTES) or made: then nothing is cached."""
+    for _attempt in range(2):
+        try:
+            fd, info = open_regular(path)
+        except FileNotFoundError:
+            _make_key(path)
+            continue
+        except OSError:
+            return None
+        try:
+            data = read_fd(fd, info.st_size, KEY_BYTES + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        mine = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+        if len(data) != KEY_BYTES or not mine or info.st_mode & 0o077:
+            return None
+        return data
+    return None
+
+
+def _make_key(path: Path) -> None:
+    """Create the key file whole or not at all: written privately beside it, then linked
+    into place (a concurrent run that made it first wins; both then read the same key)."""
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(tmp, flags, 0o600)
+        try:
+            os.write(fd, secrets.token_bytes(KEY_BYTES))
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+
+
+def cache_key() -> bytes | None:
+    """This user's cache key (see ``key_path``), or None when there is none to trust."""
+    path = key_path()
+    where = str(path)
+    if where not in _KEYS:
+        _KEYS[where] = _load_key(path)
+    return _KEYS[where]
+
+
+def seal(payload: bytes, key: bytes) -> bytes:
+    """A cache file's bytes: ``payload`` (JSON) inside a JSON object with its HMAC."""
+    mac = hmac.new(key, payload, hashlib.sha256).hexdigest().encode("ascii")
+    return _MAC_HEAD + mac + _MAC_SEP + payload + b"}"
+
+
+def unseal(data: bytes, key: bytes) -> bytes | None:
+    """The payload of a file ``seal`` made with ``key``; None for anything else."""
+    if (
+        not data.startswith(_MAC_HEAD)
+        or data[_PAYLOAD_AT - len(_MAC_SEP) : _PAYLOAD_AT] != _MAC_SEP
+    ):
+        return None
+    if not data.endswith(b"}"):
+        return None
+    payload = data[_PAYLOAD_AT:-1]
+    mac = hmac.new(key, payload, hashlib.sha256).hexdigest().encode("ascii")
+    if not hmac.compare_digest(mac, data[len(_MAC_HEAD) : len(_MAC_HEAD) + _MAC_HEX]):
+        return None
+    return payload
+
+
+def _read_json(path: Path | str, key: bytes | None) -> Any:
+    """A cache file's JSON, or None when it is missing, not a regular file (a FIFO or device
+    planted there), a symlink, unreadable, larger than any file skillcheck writes, not
+    sealed with ``key`` (written by someone else), or not JSON. Read through
+    ``load.read_regular``, the one checked opener."""
+    if key is None:
         return None
     try:
-        data = read_fd(fd, 0, MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
+        data, size = read_regular(path, MAX_FILE_BYTES + 1)
+        if size > MAX_FILE_BYTES:
             return None
-        return json.loads(data)
+        payload = unseal(data, key)
+        return None if payload is None else json.loads(payload)
     except (OSError, ValueError, RecursionError):
         return None
-    finally:
-        os.close(fd)
 
 
 def input_digest(record: dict[str, Any]) -> str | None:
@@ -296,7 +391,8 @@ class ResultCache:
         self.trees = trees  # the linted directories: a SKILL.md linked into them is read
         self.folder = self.directory / key
         self.started_ns = time.time_ns()
-        self.writable = True
+        self.secret = cache_key()  # None: no key to trust, so nothing is read or written
+        self.writable = self.secret is not None
         self.prepared = False  # the folder exists
 
     def _file(self, root: Path) -> str:
@@ -305,7 +401,7 @@ class ResultCache:
 
     def load(self, root: Path) -> dict[str, Any] | None:
         """The raw entry for ``root``, or None (absent, unreadable, damaged, another root)."""
-        data = _read_json(self._file(root))
+        data = _read_json(self._file(root), self.secret)
         if (
             type(data) is not dict
             or data.get("format") != FORMAT
@@ -399,14 +495,23 @@ class ResultCache:
         self._write(self._file(root), record)
 
     def _write(self, path: Path | str, record: dict[str, Any]) -> None:
-        if not self.writable:
+        if not self.writable or self.secret is None:
             return
 
         try:
             self._prepare()
             data = json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-            # a link planted in the cache folder must not redirect the write elsewhere
-            write_atomic(Path(path), data, mode=0o644, durable=False, follow_symlinks=False)
+            data = seal(data, self.secret)
+            # a link planted in the cache folder must not redirect the write elsewhere, and a
+            # FIFO or device there must not be written into (it would block, or go nowhere)
+            write_atomic(
+                Path(path),
+                data,
+                mode=0o644,
+                durable=False,
+                follow_symlinks=False,
+                write_through=False,
+            )
         except (OSError, ValueError):
             self.writable = False
 
@@ -421,7 +526,7 @@ class ResultCache:
 
     def load_collection(self, key: str) -> list[Any] | None:
 
-        data = _read_json(self.folder / "collection.json")
+        data = _read_json(self.folder / "collection.json", self.secret)
         try:
             if type(data) is not dict or data.get("key") != key:
                 return None

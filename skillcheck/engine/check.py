@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillcheck.analysis.fragments import fragment_evidence
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
 from skillcheck.rules.base import (
@@ -187,6 +188,10 @@ def check_skill(skill: Skill, rules: Iterable[Rule], ctx: Context) -> list[Diagn
                 out.append(diag)
     if len(views) > 1:
         out = _merge(out, ctx.targets)
+    if fragment_evidence(skill) is not None:
+        # not a skill but a fragment merged into one at build time: SK103 says so (and
+        # names `exclude`); what other rules say of a skill does not apply to it
+        out = [d for d in out if d.code == "SK103"]
     return _cap_for_parity(out, ctx.targets)
 
 

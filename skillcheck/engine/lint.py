@@ -133,6 +133,7 @@ def lint(
         diagnostics = [d for d in diagnostics if not ignored(d)]
     diagnostics = _unique(diagnostics)
     diagnostics.sort(key=Diagnostic.sort_key)
+    diagnostics = fold_repeats(diagnostics, {r.code for r in rules if r.folds_repeats})
     outcomes: dict[Path, dict[str, Outcome]] = {}
     for skill in skills:
         outcomes[skill.root] = dict.fromkeys(settings.targets, Outcome.OK)
@@ -170,6 +171,40 @@ def _unique(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
         return diagnostics
     kept = {id(diag) for diag in best.values()}
     return [diag for diag in diagnostics if id(diag) in kept]
+
+
+def fold_repeats(diagnostics: list[Diagnostic], codes: set[str]) -> list[Diagnostic]:
+    """One diagnostic per rule of ``codes``, file and message: a missing target named 16,000
+    times on one line (or 57 links into one missing folder) is one problem, reported at its
+    first place
+    with "and N more places in this file" and every other place in ``related`` (JSON and
+    SARIF list them). Sorted input; findings with a fix stay apart (each fix is its own edit).
+    Runs after suppressions, so a disabled line does not hide the other places."""
+    first: dict[tuple[object, ...], Diagnostic] = {}
+    more: dict[int, list[tuple[int, int, int, int]]] = {}
+    out: list[Diagnostic] = []
+    for diag in diagnostics:
+        if diag.fix is not None or diag.suggestion is not None or diag.code not in codes:
+            out.append(diag)
+            continue
+        key = (diag.code, diag.path, diag.severity, diag.message, diag.skill)
+        seen = first.get(key)
+        if seen is None:
+            first[key] = diag
+            out.append(diag)
+            continue
+        more.setdefault(id(seen), []).append(
+            (diag.line, diag.column, diag.end_line, diag.end_column)
+        )
+    if not more:
+        return diagnostics
+    for diag in out:
+        places = more.get(id(diag))
+        if places:
+            n = len(places)
+            diag.message += f" (and {n} more place{'s' if n > 1 else ''} in this file)"
+            diag.related = diag.related + tuple(places)
+    return out
 
 
 def _depth(root: Path | None) -> int:

@@ -5,28 +5,55 @@ quiet for ``DEBOUNCE`` seconds, always from the editor's buffer. Rules over seve
 (duplicate names) need the other skills as saved: they run on open and save. One check runs
 at a time, in a worker thread, so the server keeps answering; an exception while checking a
 document is reported as one diagnostic and in the log, and the server goes on.
+
+Every request is answered, with a result or an error: before ``initialize`` with -32002,
+with malformed parameters with -32602, and an error never carries a traceback (that goes to
+the log). A request waits at most ``REQUEST_BUDGET`` seconds for a check (it is answered
+with an error asking to retry, the check goes on); a buffer larger than ``MAX_BUFFER`` is not
+checked (one diagnostic says so); ``exit`` ends the process at once, even during a check.
+The input is framed by ``lsp.framing``, so a malformed frame is dropped, never fatal. A file
+the editor has not opened is read as lint reads files: regular files only, bounded, without
+blocking (a FIFO or a device there gives nothing).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, TypeVar
+from urllib.parse import unquote as urllib_unquote
 
 from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from skillcheck import __version__
 from skillcheck.lsp import analysis
+from skillcheck.lsp.framing import FramedReader
+from skillcheck.source.load import MAX_READ, read_regular
 from skillcheck.source.skill import Diagnostic, Severity
-from skillcheck.source.text import split_lines
+from skillcheck.source.text import decode_text, split_lines
+
+T = TypeVar("T")
 
 DEBOUNCE = 0.3  # seconds of quiet after a change before the buffer is checked
 SOURCE = "skillcheck"
+REQUEST_BUDGET = 10.0  # seconds a request waits for a check before it is answered "busy"
+MAX_BUFFER = MAX_READ  # bytes: a larger buffer is not checked, as lint reads no more
+_REQUEST_FAILED = -32803  # LSP's RequestFailed: "try again later"
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -37,10 +64,78 @@ _SEVERITY = {
 log = logging.getLogger(__name__)
 
 
+class Protocol(LanguageServerProtocol):
+    """pygls's protocol, made to answer every request: -32002 before ``initialize``, -32602
+    for parameters that do not fit the request's type, and no traceback in an error."""
+
+    initialize_seen = False
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" not in data or "method" not in data or "jsonrpc" not in data:
+                raise
+            method = data.get("method")
+            error = JsonRpcInvalidParams(f"invalid parameters for {method!r}")
+            if isinstance(exc, JsonRpcInvalidParams):
+                self._send_response(data["id"], error=error.to_response_error())
+            else:
+                self._send_response(data["id"], error=exc.to_response_error())
+            return SimpleNamespace()  # handle_message skips it
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, SimpleNamespace):
+            return  # answered already (see structure_message)
+        method = getattr(message, "method", None)
+        if method == types.INITIALIZE:
+            self.initialize_seen = True
+        elif not self.initialize_seen and method != types.EXIT:
+            if getattr(message, "id", None) is not None and method is not None:
+                error = JsonRpcServerNotInitialized("the server has not been initialized")
+                self._send_response(message.id, error=error.to_response_error())
+            return  # a notification before initialize is dropped, as the protocol says
+        super().handle_message(message)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        data = getattr(error, "data", None)
+        if isinstance(data, dict) and "traceback" in data:
+            log.error("request %s failed:\n%s", msg_id, "".join(data["traceback"]))
+            error.data = None
+        super()._send_response(msg_id, result, error)
+
+
+def in_daemon(func: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    """``func(*args)`` in a daemon thread: a check still running never delays the end of
+    the process (``asyncio.to_thread``'s pool is joined at exit)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(value: Any, failed: bool) -> None:
+        if future.done():
+            return
+        if failed:
+            future.set_exception(value)
+        else:
+            future.set_result(value)
+
+    def run() -> None:
+        value: Any
+        try:
+            value, failed = func(*args), False
+        except BaseException as exc:  # handed to the awaiting side
+            value, failed = exc, True
+        loop.call_soon_threadsafe(settle, value, failed)
+
+    threading.Thread(target=run, daemon=True).start()
+    return future
+
+
 class SkillServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("skillcheck", __version__)
+        super().__init__("skillcheck", __version__, protocol_cls=Protocol)
         self.pending: dict[str, asyncio.Task[None]] = {}
+        self.running: dict[tuple[str, int | None], asyncio.Future[analysis.Checked]] = {}
         self.checked: dict[str, tuple[int | None, analysis.Checked]] = {}
         self.collection: dict[str, list[Diagnostic]] = {}
         self.lock = threading.Lock()  # one check at a time: rules share per-run tables
@@ -90,6 +185,24 @@ class SkillServer(LanguageServer):
         found = [r for r in roots if r is not None and path.is_relative_to(r)]
         return max(found, key=lambda r: len(r.parts)) if found else None
 
+    def buffer(self, uri: str) -> tuple[int | None, str] | None:
+        """(version, text) of ``uri``: the editor's buffer when it is open, else the file
+        as lint reads it (a regular file, bounded, never blocking); None when unreadable."""
+        document = self.workspace.text_documents.get(uri)
+        if document is None:
+            document = self.workspace.text_documents.get(urllib_unquote(uri))
+        if document is not None:
+            return document.version, document.source
+        path = self.path_of(uri)
+        if path is None:
+            return None
+        try:
+            data, _size = read_regular(path, MAX_BUFFER + 1)
+        except OSError as exc:
+            log.warning("%s: not read: %s", path, exc.strerror or exc)
+            return None
+        return None, decode_text(data)
+
     def check(
         self, uri: str, version: int | None, text: str, collection: bool
     ) -> analysis.Checked | None:
@@ -97,6 +210,12 @@ class SkillServer(LanguageServer):
         path = self.path_of(uri)
         if path is None or path.suffix.lower() not in analysis.MARKDOWN_SUFFIXES:
             return None
+        if len(text) > MAX_BUFFER or len(text.encode("utf-8", "surrogatepass")) > MAX_BUFFER:
+            return analysis.Checked(
+                path,
+                text,
+                problem=f"larger than {MAX_BUFFER:,} bytes: not checked (lint reads no more)",
+            )
         with self.lock:
             try:
                 checked = analysis.check_buffer(path, text)
@@ -144,28 +263,55 @@ class SkillServer(LanguageServer):
         )
 
     async def in_thread(self, func: Any, *args: Any) -> Any:
-        """``func(*args)`` in a worker thread, one at a time (the event loop keeps serving)."""
+        """``func(*args)`` in a worker thread, one at a time (the event loop keeps serving),
+        waited for at most ``REQUEST_BUDGET`` seconds."""
 
         def run() -> Any:
             with self.lock:
                 return func(*args)
 
-        return await asyncio.to_thread(run)
+        return await self.within_budget(in_daemon(run))
+
+    async def within_budget(self, future: asyncio.Future[T]) -> T:
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), REQUEST_BUDGET)
+        except TimeoutError:
+            raise JsonRpcException(
+                f"skillcheck is still checking (more than {REQUEST_BUDGET:g} s); try again",
+                code=_REQUEST_FAILED,
+            ) from None
 
     async def current(self, uri: str) -> analysis.Checked | None:
-        """The latest check of the buffer, redone (in a worker thread) when it changed since."""
+        """The latest check of the buffer, redone (in a worker thread) when it changed since;
+        a check under way for the same version is shared, not started twice."""
         path = self.path_of(uri)
         if path is None:
             return None
-        document = self.workspace.get_text_document(uri)
-        version, text = document.version, document.source
+        found = self.buffer(uri)
+        if found is None:
+            return None
+        version, text = found
         cached = self.checked.get(uri)
-        if cached is not None and cached[0] == version:
+        if cached is not None and cached[0] == version and version is not None:
             return cached[1]
+        key = (uri, version)
+        future = self.running.get(key)
+        if future is None:
 
-        checked = await self.in_thread(analysis.check_buffer, path, text)
-        self.checked[uri] = (version, checked)
-        return checked
+            def run() -> analysis.Checked:
+                checked = self.check(uri, version, text, False)
+                return checked if checked is not None else analysis.Checked(path, text)
+
+            future = in_daemon(run)
+            self.running[key] = future
+
+            def done(fut: asyncio.Future[analysis.Checked]) -> None:
+                self.running.pop(key, None)
+                if not fut.cancelled() and fut.exception() is None and version is not None:
+                    self.checked[uri] = (version, fut.result())
+
+            future.add_done_callback(done)
+        return await self.within_budget(future)
 
     def schedule(self, uri: str, delay: float, collection: bool) -> None:
         previous = self.pending.pop(uri, None)
@@ -176,11 +322,14 @@ class SkillServer(LanguageServer):
             try:
                 if delay:
                     await asyncio.sleep(delay)
-                document = self.workspace.get_text_document(uri)
-                version, text = document.version, document.source
-                checked = await asyncio.to_thread(self.check, uri, version, text, collection)
+                found = self.buffer(uri)
+                if found is None:
+                    return
+                version, text = found
+                checked = await in_daemon(self.check, uri, version, text, collection)
                 # published from the event loop, the one thread that writes to the client
-                if checked is not None and document.version == version:
+                now = self.buffer(uri)
+                if checked is not None and now is not None and now[0] == version:
                     self.checked[uri] = (version, checked)
                     self.publish(uri, version, checked)
             except asyncio.CancelledError:
@@ -225,6 +374,13 @@ def make_server() -> SkillServer:
         for task in ls.pending.values():
             task.cancel()
         ls.pending.clear()
+
+    @server.feature(types.EXIT)
+    def exit_now(ls: SkillServer, params: Any) -> None:
+        # at once, even while a check runs in a thread (it cannot be interrupted, and
+        # nothing of it is worth waiting for: the server writes no file)
+        sys.stdout.flush()
+        os._exit(0 if ls.protocol._shutdown else 1)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -286,7 +442,10 @@ def make_server() -> SkillServer:
         empty = types.CompletionList(is_incomplete=False, items=[])
         if path is None:
             return empty
-        text = ls.workspace.get_text_document(uri).source
+        found = ls.buffer(uri)
+        if found is None:
+            return empty
+        text = found[1]
         checked = ls.checked.get(uri)
         settings = checked[1].settings if checked else None
         targets = settings.targets if settings is not None else ("agentskills",)
@@ -309,4 +468,7 @@ def make_server() -> SkillServer:
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="skillcheck lsp: %(message)s")
-    make_server().start_io()
+    make_server().start_io(stdin=FramedReader(sys.stdin.buffer))  # type: ignore[arg-type]
+    # the client closed our input: end now, without waiting for a check still running
+    sys.stdout.flush()
+    os._exit(0)

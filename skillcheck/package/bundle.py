@@ -68,7 +68,7 @@ from skillcheck.package.catalog import (
     shipped_files,
     show,
 )
-from skillcheck.source.atomic import make_temp_dir, write_atomic_stream
+from skillcheck.source.atomic import hold, holder_of, make_temp_dir, release, write_atomic_stream
 from skillcheck.source.machine import available_cpus
 from skillcheck.source.skill import Skill, SkillFile
 
@@ -347,11 +347,9 @@ def _check_outside_skills(skills: list[Skill], output: Path) -> None:
 
 def _check_outside_roots(roots: Iterable[tuple[Path, str]], output: Path) -> None:
     """``_check_outside_skills`` for skills known by (root, display root)."""
-    target = os.path.realpath(output)
-    for skill_root, display in roots:
-        root = os.path.realpath(skill_root)
-        if os.path.commonpath([root, target]) == root:
-            raise BundleIOError(f"{output}: is inside skill {display}; write the bundle elsewhere")
+    display = holder_of(output, roots)
+    if display is not None:
+        raise BundleIOError(f"{output}: is inside skill {display}; write the bundle elsewhere")
 
 
 # a member's bytes, given its skill's manifest entry and its file entry
@@ -502,20 +500,24 @@ def _swap_dir(tmp: Path, dest: Path) -> None:
     if not os.path.lexists(dest):
         os.rename(tmp, dest)
         return
-    # never cleaned automatically: killed between the two renames, it holds the only copy
+    # killed between the two renames, it holds the only copy: a later clean puts it back
     old = make_temp_dir(dest, ".old", clean=False)
+    held = hold(old)
     try:
-        os.rename(dest, old / "d")
-    except BaseException:
-        old.rmdir()
-        raise
-    try:
-        os.rename(tmp, dest)
-    except BaseException:
-        os.rename(old / "d", dest)  # put the previous directory back
-        old.rmdir()
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+        try:
+            os.rename(dest, old / "d")
+        except BaseException:
+            old.rmdir()
+            raise
+        try:
+            os.rename(tmp, dest)
+        except BaseException:
+            os.rename(old / "d", dest)  # put the previous directory back
+            old.rmdir()
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        release(held)
 
 
 @contextlib.contextmanager
@@ -524,6 +526,7 @@ def building_dir(dest: Path, suffix: str = ".tmp") -> Iterator[Path]:
     ``dest`` whole (mode 0755), on any failure it is removed and ``dest`` stays as it was.
     Every writer of a directory (unpack, well-known publishing, install) goes through it."""
     tmp = make_temp_dir(dest, suffix)
+    held = hold(tmp)
     try:
         yield tmp
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
@@ -531,6 +534,8 @@ def building_dir(dest: Path, suffix: str = ".tmp") -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        release(held)
 
 
 def _write_new_file(root: Path, rel: str, data: bytes, executable: bool) -> None:

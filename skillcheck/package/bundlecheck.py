@@ -423,6 +423,7 @@ def _check_archive(
             if expected is None:
                 if infos and infos[0].filename == MANIFEST_NAME:
                     info = infos.pop(0)
+                    check_zip_member(info)  # zipfile raises RuntimeError on an encrypted one
                     if info.file_size > limits.max_manifest_bytes:
                         raise BundleError(
                             f"manifest.json is larger than {limits.max_manifest_bytes} bytes"

@@ -43,7 +43,7 @@ from skillcheck.source.junk import (
     ROOT_JUNK_DIRS,
 )
 from skillcheck.source.lazy import LazyPattern
-from skillcheck.source.load import read_fd
+from skillcheck.source.load import MAX_FILE_READ, MAX_READ, read_fd
 from skillcheck.source.skill import Figures, Memo, Skill, SkillFile
 from skillcheck.source.text import decode_text
 
@@ -80,6 +80,10 @@ class CatalogError(RefusedContent):
 
 class VanishedError(CatalogError):
     """A file the walk listed is gone (the skill is being edited)."""
+
+
+class ChangedError(CatalogError):
+    """A file's bytes are not those lint checked (the skill is being edited)."""
 
 
 # --- digests ----------------------------------------------------------------------------
@@ -233,6 +237,8 @@ def read_in_root(root: Path, rel: str, limit: int = MAX_FILE_BYTES) -> bytes:
 # a shipped file's bytes, when they are lint's own copy (per file), and the shipped list
 _SHIPPED: Memo[bytes] = Memo("shipped")
 _SHIPPED_FILES: Memo[tuple[SkillFile, ...]] = Memo("shipped-files")
+_READ_BOUND = min(MAX_READ, MAX_FILE_READ)  # lint reads no more of a file than this
+_LISTED_SIZES: Memo[dict[str, int]] = Memo("listed-sizes")  # rel -> size, as lint listed it
 
 
 def read_shipped(skill: Skill, sf: SkillFile) -> bytes:
@@ -249,9 +255,20 @@ def read_shipped(skill: Skill, sf: SkillFile) -> bytes:
     if held is not None:
         return held
     data = read_in_root(skill.root, rel)
-    for copy in _lint_copies(skill, sf, rel):
+    copies = list(_lint_copies(skill, sf, rel))
+    for copy in copies:
         if copy == data:
             return skill.memos.put(_SHIPPED, copy, rel)
+        if len(copy) >= _READ_BOUND and len(data) > len(copy) and data.startswith(copy):
+            return data  # larger than lint reads (SK6xx says so): the part it read is this
+    # the verdict is about exactly what is shipped: bytes other than those the rules judged
+    # (or, for a file no rule read, of another size than the listing they saw) are refused
+    sizes = skill.memos.get_or_make(_LISTED_SIZES, lambda: {f.rel: f.size for f in skill.files})
+    if copies or sizes.get(rel, len(data)) != len(data):
+        raise ChangedError(
+            f"{skill.root / rel}: changed while it was being checked; pack again once the"
+            " skill is stable"
+        )
     return data
 
 

@@ -113,6 +113,14 @@ class FetchError(SkillcheckError):
 # --- publishing -----------------------------------------------------------------------------
 
 
+def url_text_problem(url: str) -> str | None:
+    """Why ``url`` is not a URL as written, or None: a space or control character (urllib
+    would drop a CR-LF silently, and send a space or NUL raw) must be percent-encoded."""
+    if any(ord(ch) <= 0x20 or ord(ch) == 0x7F for ch in url):
+        return "a URL may not hold spaces or control characters (percent-encode them)"
+    return None
+
+
 def base_url_problem(base_url: str | None) -> str | None:
     """Why ``base_url`` cannot prefix the artifact URLs of a publication, or None."""
     if not base_url:
@@ -607,6 +615,9 @@ def read_skill(
         files = dict(sorted(files.items(), key=lambda item: item[0].encode("utf-8")))
         where_from = urllib.parse.urljoin(index_url, entry.name + "/")
         return Artifact(entry, where_from, None, files, verified=False)
+    problem = url_text_problem(entry.url)
+    if problem:  # before urljoin, which drops tabs and line breaks without a word
+        raise BundleError(f"{where}: url {show(entry.url)}: {problem}")
     url = urllib.parse.urljoin(index_url, entry.url)
     if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         raise BundleError(f"{where}: url {show(entry.url)} is not an http(s) URL")

@@ -27,6 +27,9 @@ def diagnostic_dict(diag: Diagnostic, options: ReportOptions) -> dict:
         "skill": rel(diag.skill, options.cwd) if diag.skill is not None else None,
         "help": diag.help,
         "fix": None if diag.fix is None else {"description": diag.fix.description},
+        "related": [
+            {"line": a, "column": b, "end_line": c, "end_column": d} for a, b, c, d in diag.related
+        ],
     }
 
 

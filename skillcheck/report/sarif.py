@@ -153,6 +153,22 @@ def document(result, options: ReportOptions) -> dict:
                 "partialFingerprints": {FINGERPRINT_KEY: f"{digest}:{seen[digest]}"},
                 "properties": {"slug": diag.slug, "targets": list(diag.targets)},
             }
+            if diag.related and not is_dir:
+                entry["relatedLocations"] = [
+                    {
+                        "id": number,
+                        "physicalLocation": {
+                            "artifactLocation": location,
+                            "region": {
+                                "startLine": max(a, 1),
+                                "startColumn": max(b, 1),
+                                "endLine": max(c, a, 1),
+                                "endColumn": max(d, b if c <= a else 1, 1),
+                            },
+                        },
+                    }
+                    for number, (a, b, c, d) in enumerate(diag.related, 1)
+                ]
             if diag.code in index:
                 entry["ruleIndex"] = index[diag.code]
             # one edit can fix many results (moving 20,000 keys under metadata): its bytes go

@@ -190,6 +190,9 @@ class Rule:
     figures_when: Callable[[Context], bool] | None = None
     # where the rule is written: "skillcheck/rules/name.py:check_function"
     defined_in: str = ""
+    # its findings name a target (a missing file): the same message again in the same file
+    # is one finding with "and N more places" (engine.lint.fold_repeats)
+    folds_repeats: bool = False
 
     def docs_markdown(self) -> str:
         """The rule's full page, as `skillcheck rule CODE` prints it."""
@@ -286,6 +289,7 @@ class RuleFields(TypedDict, total=False):
     default_enabled: bool
     quote_source: bool
     figures_when: Callable[[Context], bool] | None
+    folds_repeats: bool
 
 
 # one overload per input kind: mypy checks the decorated check against what it declares

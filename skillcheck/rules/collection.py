@@ -164,7 +164,9 @@ def _duplicate_names(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary,
         skill when the user asks..."). Two descriptions collide when the Jaccard similarity
         of these word sets is 0.6 or more and each has at least three content words, unless
         one names something the other does not (a product, language or service written as a
-        name: `… SDK for Python` and `… SDK for Java`, `Azure …` and `AWS …`). Only skills
+        name: `… SDK for Python` and `… SDK for Java`, `Azure …` and `AWS …`), or one
+        names the other skill (`for forms, use pdf-forms`: the two route to each other,
+        which is how an agent is told apart similar skills). Only skills
         loaded together are compared (see the option). The comparison is an exact similarity
         join that only compares skills sharing a rare word, so it stays fast for tens of
         thousands of skills.
@@ -208,6 +210,10 @@ def _near_duplicates(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary,
             continue  # SK801 reports the duplicate name
         if _set_apart(skill.description or "", other.description or ""):
             continue
+        if _routes_to(skill.description or "", other.key_name) or _routes_to(
+            other.description or "", skill.key_name
+        ):
+            continue  # "for X use pdf-forms instead": the descriptions route to each other
         common = sets[later] & sets[earlier]
         pairs = content_words(skill.description or "")
         shared = list(dict.fromkeys(word for stem, word in pairs if stem in common))
@@ -222,6 +228,25 @@ def _near_duplicates(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary,
                 span=skill.description_span,  # type: ignore[arg-type]
             ),
         )
+
+
+def _routes_to(description: str, key_name: str | None) -> bool:
+    """Whether ``description`` names the skill ``key_name`` (its bare name, as a whole
+    hyphenated word): a description that sends some requests to the other skill sets the
+    two apart for the agent."""
+    name = (key_name or "").rpartition(":")[2].casefold()
+    if len(name) < 3:
+        return False
+    text = description.casefold()
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        before = text[start - 1 : start] if start else ""
+        after = text[end : end + 1]
+        if not (before.isalnum() or before in "-_") and not (after.isalnum() or after in "-_"):
+            return True
+        start = text.find(name, end)
+    return False
 
 
 _SENTENCE_END = frozenset(".!?:;\n")

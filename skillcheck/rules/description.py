@@ -257,8 +257,21 @@ _TRIGGER_LIST = LazyPattern(
 def _unquoted(value: str) -> str:
     """``value`` with quoted phrases and labelled trigger lists blanked out (same length:
     offsets stay valid)."""
-    blank = _QUOTED.sub(lambda m: " " * len(m.group()), value)
+    chars = list(value)
+    for match in _QUOTED.finditer(value):
+        end = match.end()
+        # `"critically review" my code`: the user's words go on after the quote
+        tail = _SPOKEN_TAIL.match(value, end)
+        if tail is not None:
+            end = tail.end()
+        chars[match.start() : end] = " " * (end - match.start())
+    blank = "".join(chars)
     return _TRIGGER_LIST.sub(lambda m: " " * len(m.group()), blank)
+
+
+# after a quoted phrase, the rest of the user's sentence in the first person, up to the next
+# punctuation or quote (`"critically review" my code`, `'fix' our tests`)
+_SPOKEN_TAIL = LazyPattern(r"[ \t]+(?:my|me|mine|our|us|I)\b[^.,;:!?\"“”‘’«»\n]*")
 
 
 @rule(
@@ -271,7 +284,9 @@ def _unquoted(value: str) -> str:
         Quoted phrases are skipped: a description that quotes what a user says
         (`Use when the user says "tailor my resume"`) is still in the third person; in
         single quotes an apostrophe between letters (`'I'm on Linux and need a device'`)
-        belongs to the phrase. So are
+        belongs to the phrase, and first-person words right after a quote continue it,
+        up to the next punctuation (`Use when the user says "critically review" my code`).
+        So are
         words beside a slash or in a dotted name (`I/O`, `us.anthropic.claude-…`), and
         "you" in a trigger clause (`Use when you need…`, `if your build fails`), which
         speaks of the user as a trigger should, and a labelled list of what users say, to
@@ -566,10 +581,14 @@ def description_not_string(skill: Skill, ctx: Context) -> Iterator[Finding]:
     node = fm.node("description") if fm else None
     if node is None or node.resolved().kind == "scalar":
         return
+    select = _required(Outcome.DEGRADED)
+    # loaders that type-check the value refuse it ("Skill description must be a string")
+    select |= where(lambda t: Outcome.REJECTED if "description" in t.string_fields else None)
+    select |= where(lambda t: Outcome.DEGRADED if t.coerce_description else None)
     yield Finding(
         f"'description' is a {node.resolved().kind}; write it as one line of text",
         span=node.span,
-        impact=_required(Outcome.DEGRADED),
+        impact=select,
     )
 
 

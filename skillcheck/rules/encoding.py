@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from codecs import BOM_UTF8
 from collections.abc import Iterator
 
 from skillcheck.analysis.edits import proven_fix
 from skillcheck.rules.base import Context, rule
+from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import Document, Finding, Fix, Impact, Outcome, Severity, Skill
-from skillcheck.targets import every, impact, where
+from skillcheck.targets import TARGETS, impacts, where
+
+# claude.ai's and package_skill.py's frontmatter match (RUNTIMES.md, claude-api)
+_LF_FRONTMATTER = LazyPattern(r"---\n(.*?)\n---", re.DOTALL)
 
 
 @rule(
@@ -58,11 +63,15 @@ def byte_order_mark(skill: Skill, ctx: Context) -> Iterator[Finding]:
     "SKILL.md uses CRLF or CR line endings.",
     what="""
         Reports Windows (CRLF) or old Mac (lone CR) line endings in SKILL.md, at the first one.
+        For `claude-api` it is an error only when the line endings defeat that loader's
+        frontmatter match (`^---\\n(.*?)\\n---`): CRs in the body below an LF frontmatter
+        leave the match intact and stay a warning.
     """,
     why="""
-        claude.ai and `package_skill.py` match the frontmatter with `^---\\n`, which CRLF
-        defeats, so the upload fails with "no frontmatter"; lone CRs are not line breaks to
-        CommonMark renderers. LF reads the same everywhere.
+        claude.ai and `package_skill.py` match the frontmatter with `^---\\n(.*?)\\n---`,
+        which CRLF around the frontmatter defeats, so the upload fails with "no
+        frontmatter"; lone CRs are not line breaks to CommonMark renderers. LF reads the
+        same everywhere.
     """,
     bad="""
         ---\\r\\n
@@ -78,9 +87,14 @@ def line_endings(skill: Skill, ctx: Context) -> Iterator[Finding]:
     doc = skill.doc
     if doc is None:
         return
+    # the frontmatter as claude.ai and package_skill.py match it: found there, a CR further
+    # down (one CRLF in the body) rejects nothing
+    matched = _LF_FRONTMATTER.match(doc.text) is not None
     for issue in doc.text_issues:
         if issue.kind in ("crlf", "cr"):
             select = where(lambda t: t.crlf if t.crlf is not Outcome.OK else None)
+            if matched:
+                select = dict.fromkeys(select, Impact(Outcome.OK, Severity.WARNING))
             select["agentskills"] = Impact(Outcome.OK, Severity.WARNING)
             yield Finding(
                 f"SKILL.md has {issue.detail}; convert it to LF (git: * text=auto eol=lf)",
@@ -103,7 +117,9 @@ def line_endings(skill: Skill, ctx: Context) -> Iterator[Finding]:
     why="""
         The specification's loaders read UTF-8: skills-ref crashes on other bytes, Codex
         (`read_to_string`) and claude.ai (`read_text`) reject the file, and a UTF-16 file has
-        no `---` line that any of them can see.
+        no `---` line that any of them can see. Claude Code, the Copilot CLI, OpenClaw,
+        OpenSkills and the skills CLI load it with replacement characters in place of the
+        bad bytes.
     """,
     bad="""
         SKILL.md saved as "UTF-16 LE" by an editor, or containing a Latin-1 byte 0xE9.
@@ -125,11 +141,11 @@ def encoding(skill: Skill, ctx: Context) -> Iterator[Finding]:
             message = "NUL byte in SKILL.md; it is binary to most tools, remove it"
         else:
             continue
-        overrides: dict[str, Outcome | Impact | None] = {"openskills": impact(Outcome.DEGRADED)}
+        select: dict[str, Outcome | Impact | None] = {n: t.non_utf8 for n, t in TARGETS.items()}
         if issue.kind == "nul":
             # skills-ref reads a NUL fine; in the frontmatter its YAML reader rejects it (SK105)
-            overrides["skills-ref"] = None
-        yield Finding(message, span=issue.span, impact=every(Outcome.REJECTED, overrides))
+            select["skills-ref"] = None
+        yield Finding(message, span=issue.span, impact=impacts(select))
 
 
 # --- the fixes of SK901 and SK902 (applied by fix.py) ---------------------------------

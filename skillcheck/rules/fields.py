@@ -33,7 +33,7 @@ from skillcheck.source.skill import (
     Skill,
     Span,
 )
-from skillcheck.targets import TARGETS, impact, impacts
+from skillcheck.targets import TARGETS, impact, impacts, where
 
 
 @rule(
@@ -141,11 +141,7 @@ def metadata_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
         yield Finding(
             f"'metadata' is a {node.kind}; it must be a mapping of 'key: value' lines",
             span=node.span,
-            impact={
-                "agentskills": impact(Outcome.REJECTED),
-                "claude-code": impact(Outcome.DEGRADED),
-                "claude-api": impact(Outcome.DEGRADED, Severity.WARNING),
-            },
+            impact=where(lambda t: t.metadata_not_map),
         )
         return
     for key, value in node.value:
@@ -195,10 +191,13 @@ def allowed_tools_format(skill: Skill, ctx: Context) -> Iterator[Finding]:
     node = node.resolved()
     select = {"agentskills": impact(Outcome.DEGRADED)}
     if node.kind == "sequence":
+        # a target that refuses the list form (gh skill publish) rejects it even when one
+        # tool holds a space
+        select |= where(lambda t: t.list_allowed_tools if t.list_allowed_tools else None)
         items = [item.text() or "" for item in node.value]
         spaced = _spaced(items)
         if spaced is not None:
-            yield _keep_form("a list", spaced, node.span)
+            yield _keep_form("a list", spaced, node.span, refused=select)
             return
         yield Finding(
             "'allowed-tools' is a list; the specification wants one space-separated string",
@@ -236,13 +235,16 @@ def _spaced(tools: list[str]) -> str | None:
     return next((t for t in tools if any(c.isspace() for c in t.strip())), None)
 
 
-def _keep_form(form: str, tool: str, span: Span) -> Finding:
+def _keep_form(
+    form: str, tool: str, span: Span, refused: dict[str, Impact] | None = None
+) -> Finding:
     return Finding(
         f"'allowed-tools' is {form}, not the specification's space-separated string, but"
         f" {tool.strip()!r} contains a space that such a string would split; keep this form"
         " (Claude Code reads lists and commas)",
         span=span,
-        impact={"agentskills": impact(Outcome.DEGRADED, Severity.INFO)},
+        impact={"agentskills": impact(Outcome.DEGRADED, Severity.INFO)}
+        | {k: v for k, v in (refused or {}).items() if k != "agentskills"},
     )
 
 
@@ -338,12 +340,22 @@ def target_field_invalid(skill: Skill, ctx: Context) -> Iterator[Finding]:
         owners = [t for t in TARGETS.values() if name in t.boolean_fields]
         if owners:
             text = node.text() if node.kind == "scalar" else None
-            if text is None or text.strip().lower() not in _BOOL_WORDS:
+            word = text.strip().lower() if text is not None else None
+            # strict loaders take only YAML booleans (`must be a boolean`): `yes` is refused
+            strict = {t.name: impact(Outcome.REJECTED) for t in owners if t.strict_booleans}
+            lenient = {t.name: impact(Outcome.DEGRADED) for t in owners if not t.strict_booleans}
+            if word in ("true", "false"):
+                select = {}
+            elif word in _BOOL_WORDS:
+                select = strict
+            else:
+                select = strict | lenient
+            if select:
                 shown = text if text is not None else node.kind
                 yield Finding(
                     f"{name}: {shown!r} is not a boolean; write true or false",
                     span=node.span,
-                    impact={t.name: impact(Outcome.DEGRADED) for t in owners},
+                    impact=select,
                 )
         elif name in _ENUMS and "claude-code" in TARGETS:
             text = node.text() if node.kind == "scalar" else None

@@ -84,7 +84,9 @@ def _package_json_texts(skill: Skill) -> Iterator[str]:
         `node_modules`; virtualenvs (`.venv`, `venv`, or any directory holding a
         `pyvenv.cfg`); `.env*` files; build output (`build/` and `dist/` at the skill root,
         `*.egg-info`); and nested archives (`*.zip`, `*.tar.gz`, `*.tgz`, `*.skill`, …).
-        Entries inside a reported directory are not reported again.
+        Entries inside a reported directory are not reported again. A `.git` directory at
+        the skill's root is not reported: the skill is the root of a repository, and that is
+        its checkout (a `.git` file there, or a `.git` further down, is).
 
         Files the skill uses are never reported: an archive or a `build/` / `dist/`
         directory named in SKILL.md, another Markdown file, a script (a tarball a script
@@ -117,6 +119,10 @@ def junk_file(skill: Skill, ctx: Context) -> Iterator[Finding]:
     reported: list[str] = []  # junk directories: what lies inside is not reported again
     texts: list[str] | None = None  # read only when an archive or build directory is found
     for entry in skill.files:
+        if entry.rel == ".git" and entry.kind == "dir":
+            # the skill is the root of a repository: that is its checkout, which nobody can
+            # delete; installers clone or copy the tree without it, and `pack` leaves it out
+            continue
         if any(entry.rel.startswith(prefix) for prefix in reported):
             continue
         reason = _junk_reason(entry, venvs)
@@ -244,6 +250,25 @@ def _runs_directly(text: str, rel: str) -> bool:
     return False
 
 
+def _runs_through_interpreter(text: str, rel: str) -> bool:
+    """Whether ``text`` runs the script at ``rel`` through its interpreter
+    (`python ./scripts/x.py`, `bash scripts/x.sh`): the skill has a form that needs no
+    executable bit, whatever a usage line elsewhere shows."""
+    start = text.find(rel)
+    while start >= 0:
+        line_start = text.rfind("\n", 0, start) + 1
+        before = text[line_start:start]
+        prefix = _DIR_PREFIX.search(before)
+        head = before[: prefix.start()] if prefix else before
+        words = head.split()
+        while words and words[-1].startswith("-"):  # `python3 -u scripts/x.py`
+            words.pop()
+        if words and words[-1].rpartition("$(")[2].lower().strip("`(\"'") in _INTERPRETERS:
+            return True
+        start = text.find(rel, start + len(rel))
+    return False
+
+
 def _mention_only(text: str, end: int, head: str, prefix: str) -> bool:
     """A path alone in a table cell (`| scripts/x.sh | what it does |`: a table of the
     skill's files, where `|` separates cells rather than piping), or alone in a code span
@@ -307,7 +332,9 @@ def _run_sources(skill: Skill) -> Iterator[str]:
         `"$DIR/x.sh"`, or `scripts/x.sh` where a command starts (a line, a code span, after
         `&&`, `|`, `;`). A script run through its interpreter (`python scripts/x.py`,
         `bash scripts/x.sh`, a PEP 723 script with `uv run scripts/x.py`) or only linked or
-        mentioned needs no executable bit and is not reported; a path alone in a table cell
+        mentioned needs no executable bit and is not reported (nor is a script that the
+        skill runs through its interpreter somewhere, `python ./scripts/x.py`, while a usage
+        line elsewhere shows `./scripts/x.py`); a path alone in a table cell
         (`| scripts/x.sh | what it does |`) or alone in a code span behind a directory
         variable (`` `{baseDir}/scripts/x.py` ``) is a mention, not a run.
     """,
@@ -337,6 +364,8 @@ def shebang_not_executable(skill: Skill, ctx: Context) -> Iterator[Finding]:
             texts = list(_run_sources(skill))
         if not any(_runs_directly(text, entry.rel) for text in texts):
             continue
+        if any(_runs_through_interpreter(text, entry.rel) for text in texts):
+            continue  # `python ./scripts/x.py` somewhere: the skill has a run that works
         first = data[:200].split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
         yield Finding(
             f"{entry.rel} starts with {first!r} and the skill runs it directly, but it is not"

@@ -19,6 +19,7 @@ from skillcheck.source.anchors import mark_lines
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_file, read_text
 from skillcheck.source.skill import Finding, Impact, Outcome, Pos, Severity, Skill, SkillFile, Span
+from skillcheck.targets import every
 
 MAX_PER_FILE = 20  # findings of one rule listed per file
 
@@ -72,7 +73,11 @@ _BANG = LazyPattern(r"(?:^|(?<=\s))!`([^`\n]+)`")
         Reports each `` !`command` `` in the SKILL.md body (after a space or at the start of a
         line) and each fenced block opened with `` ```! ``. Claude Code runs these commands
         in a shell when the skill is invoked, before the model reads the skill, and puts
-        their output in place of the command.
+        their output in place of the command. It does so inside code fences and inline code
+        too (checked with Claude Code 2.1.332): an example in a fence is an error for the
+        `claude-code` target, since invoking the skill runs it, or fails with "Shell command
+        permission check failed" when `allowed-tools` does not grant it. `! `cmd`` (a space
+        after `!`) is left alone.
     """,
     why="""
         The command runs on the user's machine with the user's permissions every time the
@@ -111,11 +116,27 @@ def shell_on_invocation(skill: Skill, ctx: Context) -> Iterator[Finding]:
             count += 1
             if count > MAX_PER_FILE:
                 return
+            span = Span(Pos(line.number, start + 1), Pos(line.number, max(end, start + 1) + 1))
+            if line.fence is not None and what.startswith("!`"):
+                # an example meant to be shown: Claude Code runs it anyway (checked with
+                # 2.1.332), and without an allowed-tools grant the invocation fails
+                yield Finding(
+                    f"{what} is inside a code fence, but Claude Code still runs it when the"
+                    " skill is invoked, and the invocation fails unless allowed-tools grants"
+                    " the command; write the example as '! `…`' (a space after '!'), which"
+                    " Claude Code leaves alone",
+                    span=span,
+                    impact=every(Impact(Outcome.OK, Severity.INFO), {"claude-code": _FENCED}),
+                )
+                continue
             yield Finding(
                 f"{what} runs a shell command when Claude Code invokes the skill, before the"
                 " model reads it; review what it does (other runtimes show the text as is)",
-                span=Span(Pos(line.number, start + 1), Pos(line.number, max(end, start + 1) + 1)),
+                span=span,
             )
+
+
+_FENCED = Impact(Outcome.DEGRADED, Severity.ERROR)
 
 
 # --- SK708 interactive scripts ------------------------------------------------------------------
@@ -142,6 +163,8 @@ _NON_INTERACTIVE = LazyPattern(
     r"|--batch\b|CI(?<!\wCI)\b|isTTY|-NonInteractive|\[switch\]\$Force|--force\b"
     # questions asked only on request (`--interactive`, `args.interactive`)
     r"|--interactive\b|\.interactive\b"
+    # or in an explicit interactive mode (`if mode == "interactive":`, `interactive_mode()`)
+    r"|[\"']interactive[\"']|\binteractive_mode\b|\bdef \w*interactive\w*\("
 )
 # Words every match of the pattern contains (case as the patterns have it): a line without
 # any of them cannot match, and `in` finds a word ~10x faster than the patterns scan a line
@@ -202,7 +225,8 @@ _HOW = {
         A script that has a non-interactive path is not reported: one that checks for a
         terminal (`isatty`, `[ -t 0 ]`, `process.stdin.isTTY`), takes a flag such as
         `--yes`, `--non-interactive` or `--no-input`, or asks only on request
-        (`--interactive`). Comment lines are skipped.
+        (`--interactive`, a mode named `"interactive"`, an `interactive_mode` or a function
+        `def run_interactive(...)` holding the questions). Comment lines are skipped.
     """,
     why="""
         An agent runs scripts without a terminal it can type into: a prompt waits until the
@@ -270,6 +294,11 @@ def interactive_script(skill: Skill, ctx: Context) -> Iterator[Finding]:
 # `$ARGUMENTS[N]`; `${1}` and `$(1)` are left alone
 _POSITIONAL = LazyPattern(r"\$(\d+)(?!\w)")
 _PRICE_TAIL = LazyPattern(r"[.,]\d")
+# `$N` from here on is rewritten only by an invocation of more than N shell-split arguments:
+# a sentence typed after the slash command rarely has ten words and never 26 (`$25,000`)
+_MANY_ARGUMENTS = 10
+# fence info strings of shell code, where `${1}` is the same positional parameter as `$1`
+_SHELL_INFO = LazyPattern(r"(?:ba|z|k|da)?sh|shell|console|shell-session|terminal")
 _AWK = LazyPattern(r"\bawk\b|\{\s*print\b|\bprintf?\s*\(?\s*\$\d")
 _CODE_SPAN = LazyPattern(r"`[^`\n]+`")
 _CLAUDE_CODE = {"claude-code": Impact(Outcome.DEGRADED, Severity.WARNING)}
@@ -309,15 +338,22 @@ def _in_code_span(spans: tuple[list[int], list[int]], offset: int) -> bool:
         in a skill that takes no arguments (no `argument-hint`, no `arguments`, no
         `$ARGUMENTS`), any `$N` in code (shell positional parameters, regex
         back-references). One finding per line, the first such `$N` on it. References and
-        scripts are not rewritten and are not checked.
+        scripts are not rewritten and are not checked. `$N` is replaced only when the
+        invocation passes at least N+1 arguments (a missing one stays as written), so
+        `$10` and above (`$25,000`, `$248.4M`) are not reported: they need a sentence of
+        11 words or more after the slash command. The advice follows the snippet's
+        language: `${N}` in shell code (the same parameter to the shell), a file under
+        `scripts/` or `references/` anywhere else (`${1}` is not a SQL placeholder or a
+        JavaScript replacement group).
     """,
     why="""
         Claude Code renders SKILL.md as a template when the skill is invoked with
-        arguments (always from a slash command, where no arguments means an empty string):
-        `$N` becomes the N-th argument, or nothing when there is none. So `awk '{print $1}'`
-        reaches the model as `awk '{print }'` and "costs $0.50" as "costs .50". There is no
-        escape for `$`: move the snippet into a script or a reference file, or write it
-        without a `$` before a digit (awk `$(1)`, shell `${1}`, "0.50 USD").
+        arguments: `$N` becomes the N-th argument (shell-split, counted from 0) when the
+        invocation has one, and stays as written when it has not. So `/skill report.csv`
+        turns `awk '{print $0}'` into `awk '{print report.csv}'` and "costs $0.50" into
+        "costs report.csv.50". skillcheck knows no escape for `$` that Claude Code honours:
+        move the snippet into a script or a reference file, or write it without a `$`
+        before a digit (awk `$(1)`, shell `${1}`, "0.50 USD").
     """,
     bad="""
         Count the authors: `git log --format='%an' | awk '{print $1}' | sort -u`
@@ -346,6 +382,10 @@ def argument_substitution(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 awk = _AWK.search(line.text) is not None
             if spans is None and not intended and line.fence is None:
                 spans = _code_spans(line.text)
+            if int(number) >= _MANY_ARGUMENTS:
+                # `$25,000`, `$248.4M`: rewritten only by an invocation of 26 or 249
+                # arguments; a missing argument leaves `$N` as written
+                continue
             if _PRICE_TAIL.match(tail) or len(number) >= 2:
                 kind = "an amount of money"
                 advice = "write the amount without '$' before a digit ('0.50 USD')"
@@ -356,19 +396,30 @@ def argument_substitution(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 line.fence is not None or (spans is not None and _in_code_span(spans, start))
             ):
                 kind = "a positional parameter"
-                advice = (
-                    f"write it as '${{{number}}}' or move the snippet into a script under"
-                    " scripts/ (scripts and references are not rewritten)"
-                )
+                if _SHELL_INFO.fullmatch((line.fence or "").strip().lower()):
+                    advice = (
+                        f"write it as '${{{number}}}', which the shell reads the same, or move"
+                        " the snippet into a script under scripts/ (scripts and references are"
+                        " not rewritten)"
+                    )
+                else:
+                    # SQL `$1` placeholders, JS replacement strings, regex back-references:
+                    # `${1}` means something else there; a file is not rewritten
+                    advice = (
+                        "move the snippet into a file under scripts/ or references/ (they are"
+                        " not rewritten) and point to it"
+                    )
             else:
                 continue
             count += 1
             if count > MAX_PER_FILE:
                 return
+            needed = int(number) + 1
             yield Finding(
                 f"'{match.group()}' ({kind}) is replaced by Claude Code with argument {number}"
-                " of the invocation (counted from 0; nothing when absent) when the skill is"
-                f" invoked; {advice}",
+                f" of the invocation (counted from 0) when the skill is invoked with at least"
+                f" {needed} argument{'s' if needed > 1 else ''} (a missing one stays as"
+                f" written); {advice}",
                 span=Span(Pos(line.number, start + 1), Pos(line.number, end + 1)),
                 impact=_CLAUDE_CODE,
             )

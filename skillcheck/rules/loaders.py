@@ -448,9 +448,10 @@ _STRING_FIELDS = ("name", "description", "license", "compatibility", "allowed-to
     """,
     why="""
         PyYAML (YAML 1.1) reads `description: yes` as `True` and `version: 1.10` as `1.1`;
-        claude.ai rejects a name or description that is not a string, Codex (YAML 1.2) reads
-        `yes` as a string, and skills-ref reads everything as a string. Quoting makes every
-        loader see the same text.
+        claude.ai rejects a name or description that is not a string; the Copilot CLI and the
+        skills CLI (YAML 1.2) read `yes` as a string but reject `description: 12345`; Codex
+        loads either; skills-ref reads everything as a string. Quoting makes every loader see
+        the same text.
     """,
     bad="""
         ---
@@ -500,10 +501,13 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
             "timestamp": "a date",
         }[node.tag]
         select: dict[str, Impact] = {"agentskills": impact(Outcome.DEGRADED)}
-        if label in ("name", "description", "compatibility"):
-            select["claude-api"] = impact(Outcome.REJECTED)
-            if label in ("name", "description") and node.tag != "null":
-                select["codex"] = impact(Outcome.REJECTED)
+        # YAML 1.2 loaders read `yes`, `on` and dates as strings; numbers and null are not
+        yaml12_text = node.tag in ("timestamp",) or (
+            node.tag == "bool" and node.value.strip().lower() not in ("true", "false")
+        )
+        for t in TARGETS.values():
+            if label in t.string_fields and (t.yaml11 or not yaml12_text):
+                select[t.name] = impact(Outcome.REJECTED)
         # each fix is proved by parsing the edited frontmatter: past _MAX_PROOFS a file of
         # thousands of such values would take quadratic time; --fix proves the rest in its
         # next rounds

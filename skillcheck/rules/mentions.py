@@ -33,7 +33,12 @@ from skillcheck.analysis.paths import (
     show,
     tree_of,
 )
-from skillcheck.analysis.reach import reached, readable_text, resource_candidates
+from skillcheck.analysis.reach import (
+    misnamed_manifest,
+    reached,
+    readable_text,
+    resource_candidates,
+)
 from skillcheck.rules.base import Context, rule
 from skillcheck.source import markdown
 from skillcheck.source.lazy import LazyPattern
@@ -80,7 +85,8 @@ _LOST = every(Impact(Outcome.DEGRADED, Severity.ERROR))
         `interface`) is used. Dotfiles, `__init__.py`, dependency manifests and build files of
         the code (`package.json`, `requirements.txt`, `pyproject.toml`, `pom.xml`, `*.csproj`,
         `Directory.Build.props` ...), symlinks (SK509/SK510) and junk that SK7xx reports are
-        left out.
+        left out. A file whose name is one letter or so away from such a manifest
+        (`requirement.txt`) is reported with the advice to rename it, not to link it.
     """,
     why="""
         The agent learns what a skill holds only from SKILL.md: a file it is never told about is
@@ -111,6 +117,11 @@ def unreferenced_file(skill: Skill, ctx: Context) -> Iterator[Finding]:
             advice = (
                 "it looks like a test of the skill's code, which installed copies do not need:"
                 " keep tests outside the skill folder"
+            )
+        elif (manifest := misnamed_manifest(entry.rel)) is not None:
+            advice = (
+                f"its name looks like a misspelled {show(manifest)}, which pip, npm and"
+                f" other tools look for by that exact name: rename it to {show(manifest)}"
             )
         else:
             advice = "link it from SKILL.md with a line on when to use it, or delete it"
@@ -417,7 +428,9 @@ class _DrivePaths:
         are: a path without an extension in prose (`better scripts/tools` means "scripts or
         tools"; in code it is checked), a path on a line ending with a colon right above a
         code block (`**references/tools.md:**` then the content of a file to write), and the
-        files the agent never reaches from SKILL.md (copied documentation, notes).
+        files the agent never reaches from SKILL.md (copied documentation, notes). A
+        path is reported once per file, at its first place, with "and N more places in
+        this file" (JSON and SARIF list the other places).
     """,
     why="""
         Instructions such as "run `python scripts/extract.py`" are what the agent executes.
@@ -430,24 +443,26 @@ class _DrivePaths:
     good="""
         Run `python scripts/extract.py input.pdf`.
     """,
+    folds_repeats=True,
 )
 def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
     tree = tree_of(skill)
-    cleared: set[tuple[str, str]] = set()
+    suspects: dict[tuple[str, str], bool] = {}
 
     def suspect(doc: Doc, hit: Hit) -> bool:
         key = (doc.base, hit.text)
-        if key in cleared:
-            return False
-        res = _mention_status(tree, doc, hit.text)[0]
-        if res.status in ("missing", "outside", "loop") or res.case:
-            return True
-        cleared.add(key)
-        return False
+        known = suspects.get(key)
+        if known is None:
+            res = _mention_status(tree, doc, hit.text)[0]
+            known = res.status in ("missing", "outside", "loop") or bool(res.case)
+            suspects[key] = known
+        return known
 
     linked: set[tuple[str, int, str]] | None = None
     shown = _ShownMemo()
     split: dict[str, list[str]] = {}  # each file's lines
+    blocks: dict[tuple[str, int], bool] = {}
+    messages: dict[tuple[str, str], str | None] = {}
     for doc, segment, hit in _scan(skill, find_mentions, _FOLDER_WORDS, suspect):
         after = segment.text[hit.end : hit.end + 1]
         if after and after in _PLACEHOLDER_AFTER:
@@ -462,39 +477,48 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue  # prose "better scripts/tools" is "scripts or tools", not a path
         if not doc.is_skill_md and doc.rel not in reached(skill):
             continue  # a file the agent never reaches from SKILL.md (copied docs, notes)
-        lines = split.get(doc.rel)
-        if lines is None:  # once a file: splitting it again for each path was quadratic
-            lines = split[doc.rel] = (doc_text(skill, doc) or "").split("\n")
-        if _introduces_block(lines, segment.line):
+        block_key = (doc.rel, segment.line)
+        if block_key not in blocks:
+            lines = split.get(doc.rel)
+            if lines is None:  # once a file: splitting it again for each path was quadratic
+                lines = split[doc.rel] = (doc_text(skill, doc) or "").split("\n")
+            blocks[block_key] = _introduces_block(lines, segment.line)
+        if blocks[block_key]:
             continue  # "**references/tools.md:**" above a code block shows a file to write
-        res, path = _mention_status(tree, doc, hit.text)
         column = segment.column + hit.start
         span = Span(Pos(segment.line, column), Pos(segment.line, column + len(hit.text)))
-        if res.status == "missing":
-            hint_ = ""
-            if res.suggestion is not None:
-                parent = res.missing.rpartition("/")[0]
-                hint_ = f"; did you mean {show(posixpath.join(parent, res.suggestion))}?"
-            yield Finding(
-                f"{show(path)} is not in the skill{hint_}"
-                + ("" if hint_ else "; fix the path or add the file"),
-                span=span,
-                path=doc.path,
-            )
-        elif res.status == "found" and res.case:
-            yield Finding(
-                f"{show(path)} differs in case from the file on disk {show(res.rel)}: it is"
-                " found on macOS and Windows only; write it as on disk",
-                span=span,
-                path=doc.path,
-            )
-        elif res.status in ("outside", "loop"):
-            yield Finding(
-                f"{show(path)} leads outside the skill through a symlink; installed copies do"
-                " not contain it",
-                span=span,
-                path=doc.path,
-            )
+        # one message per file and path, made once: a path named 16,000 times costs one
+        # resolution, and the engine reports the repeats as one finding (fold_repeats)
+        message_key = (doc.base, hit.text)
+        if message_key not in messages:
+            messages[message_key] = _mention_message(tree, doc, hit.text)
+        message = messages[message_key]
+        if message is not None:
+            yield Finding(message, span=span, path=doc.path)
+
+
+def _mention_message(tree: Tree, doc: Doc, written: str) -> str | None:
+    """SK507's message for a written path that does not resolve, None when it does."""
+    res, path = _mention_status(tree, doc, written)
+    if res.status == "missing":
+        hint_ = ""
+        if res.suggestion is not None:
+            parent = res.missing.rpartition("/")[0]
+            hint_ = f"; did you mean {show(posixpath.join(parent, res.suggestion))}?"
+        return f"{show(path)} is not in the skill{hint_}" + (
+            "" if hint_ else "; fix the path or add the file"
+        )
+    if res.status == "found" and res.case:
+        return (
+            f"{show(path)} differs in case from the file on disk {show(res.rel)}: it is"
+            " found on macOS and Windows only; write it as on disk"
+        )
+    if res.status in ("outside", "loop"):
+        return (
+            f"{show(path)} leads outside the skill through a symlink; installed copies do"
+            " not contain it"
+        )
+    return None
 
 
 def _introduces_block(lines: list[str], line: int) -> bool:

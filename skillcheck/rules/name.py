@@ -7,6 +7,7 @@ import unicodedata
 from collections.abc import Iterator
 
 from skillcheck.analysis.edits import replace_scalar
+from skillcheck.analysis.paths import is_repository_root
 from skillcheck.rules.base import (
     Context,
     Option,
@@ -200,6 +201,9 @@ def name_too_long(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
 
 
+_LOOSE_NAME = LazyPattern(r"[A-Za-z0-9][A-Za-z0-9_.: -]*")
+
+
 def _charset_problem(value: str, charset: str) -> str | None:
     """What is wrong with the characters of ``value`` under a charset rule, or None."""
     if charset == "ascii":
@@ -210,6 +214,13 @@ def _charset_problem(value: str, charset: str) -> str | None:
         others = [repr(c) for c in bad if c not in upper]
         parts = (["upper-case letters"] if upper else []) + others[:5]
         return "contains " + (" and ".join(parts) if len(parts) <= 2 else ", ".join(parts))
+    if charset == "ascii-loose":  # Copilot CLI: letters of either case, `_ . :` and spaces
+        if _LOOSE_NAME.fullmatch(value):
+            return "contains spaces" if " " in value else None
+        bad = sorted({c for c in value if not (c.isascii() and (c.isalnum() or c in "-_.: "))})
+        if value[:1] and not (value[0].isascii() and value[0].isalnum()):
+            return f"starts with {value[0]!r}"
+        return "contains " + ", ".join(repr(c) for c in bad[:5])
     if charset == "nfkc-alnum":
         norm = unicodedata.normalize("NFKC", value.strip())
         if norm != norm.lower():
@@ -267,7 +278,11 @@ def name_charset(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue
         text = value.strip() if charset == "nfkc-alnum" else value
         problem = _charset_problem(text, charset)
-        if problem:
+        if problem == "contains spaces" and charset == "ascii-loose":
+            # the Copilot CLI loads it, listed with hyphens for the spaces (1.0.102, run)
+            select[t.name] = Outcome.DEGRADED
+            problems[t.name] = "contains spaces, which the Copilot CLI lists as hyphens"
+        elif problem:
             select[t.name] = t.bad_name if t.bad_name is not Outcome.OK else Outcome.REJECTED
             problems[t.name] = problem
     if not select:
@@ -316,7 +331,9 @@ def name_hyphens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     problems: list[str] = []
     select = {}
     for t in TARGETS.values():
-        if t.name_charset == "none" or not _reads_as_text(node, t):
+        # the loose charset (Copilot CLI) allows `--` and a trailing hyphen; SK204 reports a
+        # leading one
+        if t.name_charset in ("none", "ascii-loose") or not _reads_as_text(node, t):
             continue
         # skills-ref checks after NFKC, which turns a full-width '－' into '-'
         seen = unicodedata.normalize("NFKC", text) if t.all_strings else text
@@ -348,7 +365,10 @@ def name_hyphens(skill: Skill, ctx: Context) -> Iterator[Finding]:
     what="""
         Checks that `name` equals the name of the directory that holds SKILL.md (the directory
         as found, so a symlinked skill directory is compared by the link's name; NFKC for
-        skills-ref).
+        skills-ref). A skill at the root of a repository (its folder holds `.git`) is
+        installed into a folder that the installer names, not the checkout's: the `skills`
+        CLI names it after `name` and READMEs clone it into `skills/<name>`. There the rule
+        says what is true, as an info: the folder it is installed into must be named `name`.
     """,
     why="""
         The commonest hard error in public skills (~10%). The specification requires the match;
@@ -386,6 +406,17 @@ def name_directory_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
             select[t.name] = Impact(t.name_dir_mismatch, Severity.ERROR)
     if not select:
         return
+    if is_repository_root(skill.root):
+        # the checkout's folder name is whoever cloned it: installers name the folder
+        # themselves (`npx skills add` after `name`, READMEs clone into skills/<name>)
+        yield Finding(
+            f"SKILL.md is at the root of a repository, whose folder here is {directory!r}:"
+            f" wherever it is installed, the folder must be named {value.strip()!r} (the"
+            " `skills` CLI names it so; say so where the README tells how to clone it)",
+            span=value_span(node),
+            severity=Severity.INFO,
+        )
+        return
     yield Finding(
         f"name {value.strip()!r} does not match the directory name {directory!r}; rename one"
         " to match the other",
@@ -411,11 +442,13 @@ def _without_word(value: str, index: int, length: int) -> str:
     what="""
         Reports names containing the reserved words `anthropic` or `claude` (claude.ai and the
         Skills API), skill directories named `synced`, which Claude Code reserves, and skill
-        directories whose name starts with `.`, which Codex's scan skips.
+        directories whose name starts with `.`, which the scans of Codex, the Copilot CLI
+        and OpenClaw skip (Claude Code, OpenSkills and the skills CLI load them).
     """,
     why="""
         claude.ai rejects uploads whose name contains a reserved word; Claude Code uses the
-        `synced` folder for its own skills; Codex silently skips every directory named `.*`.
+        `synced` folder for its own skills; Codex, the Copilot CLI and OpenClaw silently skip
+        every directory named `.*` (observed by running them, bench/runtimes).
     """,
     bad="""
         name: claude-pdf-helper
@@ -450,10 +483,12 @@ def name_reserved(skill: Skill, ctx: Context) -> Iterator[Finding]:
             span=where_,
             impact={"claude-code": Impact(Outcome.DROPPED, Severity.ERROR)},
         )
-    if skill.dir_name.startswith("."):  # Codex's scan skips every entry named '.*'
+    if skill.dir_name.startswith("."):  # scans that skip every entry named '.*'
+        skippers = [t for t in TARGETS.values() if t.hidden_folder is not Outcome.OK]
         yield Finding(
-            f"the directory name {skill.dir_name!r} starts with '.'; Codex skips such"
-            " directories and never loads the skill, rename it",
+            f"the directory name {skill.dir_name!r} starts with '.';"
+            f" {titles([t.name for t in skippers])} skip such directories and never load the"
+            " skill, rename it",
             span=where_,
-            impact={"codex": Impact(Outcome.DROPPED, Severity.ERROR)},
+            impact={t.name: Impact(t.hidden_folder, Severity.ERROR) for t in skippers},
         )

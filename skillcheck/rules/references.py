@@ -27,6 +27,7 @@ from skillcheck.analysis.links import (
 from skillcheck.analysis.paths import (
     Resolution,
     describe_difference,
+    escapes_to_nothing,
     show,
     tree_of,
 )
@@ -92,7 +93,7 @@ def _what(link: Link | None) -> str:
         with backslashes, through a dangling symlink or a symlink loop are broken too. When a
         file with a look-alike name exists (a Cyrillic `а` for a Latin `a`, a typo), the message
         names it and the characters that differ. Markdown files are read up to their first
-        512,000 characters.
+        512,000 characters (SK117 reports a longer file: the rest is not checked).
 
         Runtime variables naming the skill's folder are replaced first: `{baseDir}/x.md`
         (OpenClaw), `${CLAUDE_SKILL_DIR}/x.md` (Claude Code) and `$SKILL_DIR/x.md` resolve
@@ -120,7 +121,16 @@ def _what(link: Link | None) -> str:
         README, a page kept for humans) is a warning as well. Files in a folder of sample
         outputs (`expected_outputs/`, `sample-output/`, `example_outputs/`) show what the
         skill writes, and their links point to the other pages of that output
-        (`./pages/01-home.md`): their missing targets are not reported.
+        (`./pages/01-home.md`): their missing targets are not reported. A `../` link that
+        leaves the skill and whose target does not exist there either (`../query/SKILL.md`
+        where no such skill is installed beside it) is broken everywhere: it is reported
+        here, with the same exceptions, not as SK502 (which reports `../` links whose target
+        exists around the skill); that one check looks outside the skill, by a single lstat
+        of the lexically joined path. A missing target is reported once per file: the
+        same target linked again, or any other link into
+        the same missing folder (`references/case/a.md`, `references/case/b.md`), adds
+        "and N more places in this file" to the first finding, and JSON and SARIF list the
+        other places (`related`, `relatedLocations`).
     """,
     why="""
         The specification has the agent read referenced files on demand ("progressive
@@ -134,6 +144,7 @@ def _what(link: Link | None) -> str:
     good="""
         See [the API reference](references/api.md).
     """,
+    folds_repeats=True,
 )
 def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
     uses = checked_uses(skill)
@@ -168,6 +179,26 @@ def broken_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
                 f"{what} {show(use.path)} goes through a symlink loop ({chain} ...); replace the"
                 " links with the file",
             )
+        elif _leaves_to_nothing(skill, use):
+            # `../query/SKILL.md` where no such skill exists: broken everywhere, escaping or
+            # not (SK502 reports the `../` links whose target exists around the skill)
+            message = (
+                f"{what} target {show(use.path)} leaves the skill and does not exist there"
+                " either: the link is broken wherever the skill is installed; fix the path,"
+                " or copy the file into the skill (e.g. references/) and link it relatively"
+            )
+            demoted = _minor_target(skill, use)
+            if demoted is None and not use.doc.is_skill_md and use.doc.rel not in reached(skill):
+                demoted = "no link or mention leads from SKILL.md to this file"
+            if demoted is not None:
+                yield Finding(
+                    f"{message} ({demoted})",
+                    span=use.span,
+                    path=use.doc.path,
+                    severity=Severity.WARNING,
+                )
+            else:
+                yield _finding(use, message)
         elif res.status == "missing":
             if _SAMPLE_OUTPUT.search(use.doc.rel):
                 continue  # the sample's own pages (`./pages/01-home.md`), not the skill's files
@@ -351,6 +382,14 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
         )
     if res.reason == "unreadable link":
         return f"{what} target {show(use.path)} goes through a symlink that cannot be read"
+    written = posixpath.normpath(posixpath.join(use.doc.base, use.path))
+    if not res.via and res.suggestion is None and written.startswith(res.missing + "/"):
+        # the same words for every link into one missing folder: they are one problem,
+        # reported once per file with its other places (engine.lint.fold_repeats)
+        return (
+            f"{what} target in {show(res.missing + '/')}: that folder does not exist in the"
+            " skill; fix the path or add the folder"
+        )
     message = f"{what} target {show(use.path)}{_in_skill(use.doc, res)} does not exist"
     if res.via and res.via[-1].kind == "symlink":
         message += f" (it goes through the symlink {show(res.via[-1].rel)})"
@@ -379,8 +418,10 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
         Reports relative links that climb out of the skill with `../`, absolute paths into a
         machine (`/Users/alice/notes.md`, `/home/bob/x.md`, `/etc/hosts`, `C:\\docs\\x.md`,
         `~/x.md`, `file:` URLs), and links that leave the skill through a symlink on the way
-        (`shared/x.md` where `shared` links to `../../common`). The check is lexical: nothing
-        outside the skill is looked at. A `../` link is a warning: it works where the folders
+        (`shared/x.md` where `shared` links to `../../common`). Nothing outside the skill is
+        read; a `../` link whose target does not exist outside the skill either is broken
+        everywhere, and SK501 reports it instead. A `../` link is a warning: it works
+        where the folders
         around the skill are installed with it (a plugin, which Claude Code installs whole; a
         repository checkout; a collection linking its sibling skills as
         `../other-skill/SKILL.md`), and no runtime rejects the skill for it, but an upload, a
@@ -404,12 +445,15 @@ def _missing_message(use: LinkUse, what: str, res: Resolution) -> str:
     good="""
         Follow the [style guide](references/style.md).   # a copy inside the skill
     """,
+    folds_repeats=True,
 )
 def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for use in checked_uses(skill):
         res = use.res
         if res is None or res.status != "outside" or res.reason == "site":
             continue
+        if _leaves_to_nothing(skill, use):
+            continue  # broken everywhere: SK501's
         what = _what(use.link)
         shown = show(use.path)
         if res.reason == "file-url":
@@ -462,6 +506,16 @@ def link_outside_skill(skill: Skill, ctx: Context) -> Iterator[Finding]:
         )
 
 
+def _leaves_to_nothing(skill: Skill, use: LinkUse) -> bool:
+    """A `../` link that leaves the skill and whose target does not exist outside it."""
+    res = use.res
+    if res is None or res.status != "outside" or res.reason != "parent" or res.via:
+        return False
+    if use.backslash or _SAMPLE_OUTPUT.search(use.doc.rel):
+        return False
+    return escapes_to_nothing(skill.root, use.doc.base, use.path)
+
+
 def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
     """Whether a `../` link that leaves the skill still ends inside the skill's plugin
     (lexically: nothing outside the skill is looked at)."""
@@ -499,6 +553,7 @@ def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
     good="""
         See [the OAuth scopes](https://example.com/docs/oauth#scopes).
     """,
+    folds_repeats=True,
 )
 def site_relative_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
     # one finding per file: a page copied from a site holds thousands of such links, and
@@ -546,6 +601,7 @@ def site_relative_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
     good="""
         Read [the forms guide](references/forms.md).
     """,
+    folds_repeats=True,
 )
 def link_case_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
     for use in checked_uses(skill):
@@ -590,6 +646,7 @@ def link_case_mismatch(skill: Skill, ctx: Context) -> Iterator[Finding]:
     """,
 )
 def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    suggesters: dict[int, tuple[Outline, _Suggester]] = {}  # by target (kept alive here)
     for use in checked_uses(skill):
         frag = use.fragment
         if not frag or frag.startswith(":~:"):
@@ -612,8 +669,11 @@ def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue
         if target.truncated:
             continue
-        known = [f"#{h.slug}" for h in target.headings]
-        close = _closest(frag.lower(), [k[1:] for k in known])
+        held = suggesters.get(id(target))
+        if held is None:  # once per target file: a list per broken anchor was quadratic
+            held = suggesters[id(target)] = (target, _Suggester([h.slug for h in target.headings]))
+        known = held[1].known
+        close = held[1].closest(frag.lower())
         hint = (
             f"; did you mean #{close}?"
             if close
@@ -632,6 +692,42 @@ def broken_anchor(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 def _outline(skill: Skill, doc: Doc) -> Outline | None:
     return outline_for(skill, doc.entry)
+
+
+# headings a "did you mean" compares an anchor with, at most: difflib's cost grows with each
+# candidate, and a file of thousands of broken anchors to thousands of headings was quadratic
+SUGGEST_MAX = 64
+
+
+class _Suggester:
+    """The headings of one target, bucketed by length, for bounded "did you mean" searches:
+    the candidates nearest in length are compared, SUGGEST_MAX at most (a ratio of 0.6
+    needs lengths within a factor of about 2.3 anyway)."""
+
+    def __init__(self, slugs: list[str]) -> None:
+        self.known = [f"#{slug}" for slug in slugs]
+        self.by_length: dict[int, list[str]] = {}
+        for slug in slugs:
+            bucket = self.by_length.setdefault(len(slug), [])
+            if len(bucket) < SUGGEST_MAX:
+                bucket.append(slug)
+        self.lengths = sorted(self.by_length)
+
+    def closest(self, word: str) -> str | None:
+        import bisect
+
+        picked: list[str] = []
+        lengths, size = self.lengths, len(word)
+        right = bisect.bisect_left(lengths, size)
+        left = right - 1
+        # outwards from the word's length, one bucket at a time: O(SUGGEST_MAX) per anchor
+        while len(picked) < SUGGEST_MAX and (left >= 0 or right < len(lengths)):
+            if right < len(lengths) and (left < 0 or lengths[right] - size <= size - lengths[left]):
+                length, right = lengths[right], right + 1
+            else:
+                length, left = lengths[left], left - 1
+            picked.extend(self.by_length[length][: SUGGEST_MAX - len(picked)])
+        return _closest(word, picked)
 
 
 def _closest(word: str, choices: list[str]) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 from skillcheck.analysis.edits import proven_fix, raw_matches, span_offsets
+from skillcheck.analysis.fragments import fragment_evidence
+from skillcheck.analysis.links import doc_text, documents
 from skillcheck.rules.base import (
     Context,
     Input,
@@ -13,6 +15,8 @@ from skillcheck.rules.base import (
     rule,
 )
 from skillcheck.source.discover import Discovery
+from skillcheck.source.lazy import LazyPattern
+from skillcheck.source.markdown import MAX_PARSE_CHARS, truncate_lines
 from skillcheck.source.skill import (
     Document,
     Finding,
@@ -26,7 +30,8 @@ from skillcheck.source.skill import (
     SkillSummary,
     Span,
 )
-from skillcheck.targets import every, impact, where
+from skillcheck.source.text import lf_lines
+from skillcheck.targets import TARGETS, Target, every, impact, titles, where
 
 
 @rule(
@@ -38,8 +43,9 @@ from skillcheck.targets import every, impact, where
         Reports directories the search for skills, or the listing of a skill's files, could
         not read (permissions, a directory that vanished during the run), dangling or looping
         symlinks given as PATH, a directory PATH under which no skill is found, and trees
-        deeper or larger than the search bounds (as a warning). A file PATH that belongs to no
-        skill (pre-commit passes every changed file) is ignored, not reported.
+        deeper or larger than the search bounds (never searched, so never a pass). A file
+        PATH that belongs to no skill (pre-commit passes every changed file) is ignored, not
+        reported.
     """,
     why="""
         A directory skillcheck cannot read may hold skills that were never checked; a green run
@@ -96,31 +102,55 @@ def path_not_checked(discovery: Discovery, ctx: Context) -> Iterator[tuple[None,
 )
 def skill_md_unreadable(skill: Skill, ctx: Context) -> Iterator[Finding]:
     path = skill.skill_md
-    if skill.read_error is not None:
+    linked = path is not None and (
+        path.is_symlink() if skill.read_error else _is_symlink(skill, path)
+    )
+    if skill.read_error is not None and not (linked and path is not None and path.exists()):
         where_ = f"{path.name} " if path is not None else "SKILL.md "
-        if path is not None and path.is_symlink() and path.exists():  # a link out of the skill
-            consequence = (
-                "zip uploads, bundles and Windows checkouts do not carry it, and skillcheck"
-                " follows links only within the directories it lints"
-            )
-        else:
-            consequence = "no runtime can load this skill"
         yield Finding(
-            f"{where_}is {skill.read_error}; {consequence}",
+            f"{where_}is {skill.read_error}; no runtime can load this skill",
             path=path or skill.root,
-            impact=every(Outcome.DROPPED),
+            impact=where(lambda t: t.missing_skill_md),
             help="make SKILL.md a regular, readable file inside the skill directory",
         )
         return
-    if path is not None and _is_symlink(skill, path):
-        outside = ", outside the skill" if skill.skill_md_target is not None else ""
-        yield Finding(
-            f"{path.name} is a symlink to {_readlink(path)!r}{outside}; zip uploads, Windows"
-            " checkouts and copies may lose it",
-            path=path,
-            severity=Severity.WARNING,
-            help="replace the link with the file itself",
+    if path is None or not linked:
+        return
+    outside = skill.read_error is not None or skill.skill_md_target is not None
+    if skill.read_error is not None:  # a link out of the directories being linted
+        consequence = (
+            "skillcheck follows links only within the directories it lints, so its text was"
+            " not checked: lint a folder that holds both"
         )
+    else:
+        consequence = "zip uploads, Windows checkouts and copies may lose it"
+    select = where(lambda t: _symlink_outcome(t, outside))
+    if skill.read_error is not None:
+        # the runtimes that follow the link load a text skillcheck never read: not a pass
+        select = {
+            n: Impact(i.outcome, Severity.ERROR) if i.outcome is Outcome.OK else i
+            for n, i in select.items()
+        }
+    followers = [n for n, i in select.items() if i.outcome is Outcome.OK]
+    refusers = [n for n, i in select.items() if i.outcome is not Outcome.OK]
+    said = f"; {titles(refusers)} will not load it" if refusers else ""
+    yield Finding(
+        f"{path.name} is a symlink to {_readlink(path)!r}"
+        f"{', outside the skill' if outside else ''}{said}; {consequence}",
+        path=path,
+        impact=select,
+        help="replace the link with the file itself"
+        + (f" ({titles(followers)} follow it)" if followers and refusers else ""),
+    )
+
+
+def _symlink_outcome(target: Target, outside: bool) -> Impact:
+    """How a runtime treats a symlinked SKILL.md (its profile's `skill_md_symlink`)."""
+    if target.skill_md_symlink == "never":
+        return impact(Outcome.DROPPED)
+    if target.skill_md_symlink == "inside" and outside:
+        return impact(Outcome.REJECTED)
+    return Impact(Outcome.OK, Severity.WARNING)
 
 
 def _is_symlink(skill: Skill, path) -> bool:
@@ -174,19 +204,6 @@ def skill_md_case(skill: Skill, ctx: Context) -> Iterator[Finding]:
     )
 
 
-_NO_FRONTMATTER_IMPACT = {
-    "agentskills": Outcome.REJECTED,
-    "skills-ref": Outcome.REJECTED,
-    "claude-api": Outcome.REJECTED,
-    "claude-code": Outcome.DEGRADED,  # body loads with empty metadata
-    "codex": Outcome.REJECTED,
-    "copilot": Outcome.DROPPED,
-    "cursor": Outcome.REJECTED,
-    "openskills": Outcome.DEGRADED,  # no description line to read
-    "openclaw": Outcome.DROPPED,  # no description: the loader skips the skill silently
-}
-
-
 @rule(
     "SK103",
     "frontmatter-missing",
@@ -195,6 +212,18 @@ _NO_FRONTMATTER_IMPACT = {
     what="""
         Checks that the first line of `SKILL.md` is exactly `---`, opening the YAML
         frontmatter that holds `name` and `description`.
+
+        A `SKILL.md` with no frontmatter at all (no `---` line in its first lines) is a
+        fragment, not a skill, when a folder two or more levels above it holds a
+        `SKILL.md` (it sits inside another skill's folders, where loaders that scan one
+        level or skip nested skills never look; a `SKILL.md` right above is a collection's
+        own file, and its sub-folders are skills)
+        or a skill of the same folder name sits next to it in the repository
+        (`<folder>/<name>/SKILL.md` or `<folder>/skills/<name>/SKILL.md` above it: the skill
+        a build script merges it into, as build-time overlays are). Such a file gets one
+        warning that says so and names `exclude`, and no other finding. The folders are
+        looked at by name only, up to six levels above the skill and never above a
+        repository's root (a `.git`).
     """,
     why="""
         Loaders find the frontmatter only on the very first line: a blank line, a heading, or
@@ -221,7 +250,7 @@ def frontmatter_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if doc is None or doc.frontmatter is not None:
         return
     first = doc.lines[0] if doc.lines else ""
-    select: dict[str, Outcome | None] = dict(_NO_FRONTMATTER_IMPACT)
+    select: dict[str, Outcome | None] = {n: _no_frontmatter(t, doc) for n, t in TARGETS.items()}
     if doc.text.startswith("---"):
         select["skills-ref"] = None  # it splits on the raw substring and may still parse
     span = first_line_span(skill)  # the `---` that is there, or should be
@@ -233,12 +262,34 @@ def frontmatter_missing(skill: Skill, ctx: Context) -> Iterator[Finding]:
     elif first.startswith("---"):
         message = f"the first line is {first[:40]!r}; the opening '---' must stand alone on it"
     else:
+        span = Span(Pos(1, 1), Pos(1, len(first) + 1))
+        fragment = fragment_evidence(skill)
+        if fragment is not None:
+            # a fragment merged into another skill at build time: no loader reads it here,
+            # and the engine reports nothing else about it (see analysis.fragments)
+            yield Finding(
+                f"SKILL.md has no frontmatter and {fragment}: it looks like a fragment merged"
+                " into a skill at build time, not a skill; list its folder under `exclude` in"
+                " the configuration, or add a frontmatter if it is a skill of its own",
+                span=span,
+                severity=Severity.WARNING,
+            )
+            return
         message = (
             "SKILL.md has no YAML frontmatter; start the file with '---', the name and"
             " description fields, and '---'"
         )
-        span = Span(Pos(1, 1), Pos(1, len(first) + 1))
     yield Finding(message, span=span, impact=impacts_of(select))
+
+
+def _no_frontmatter(target: Target, doc: Document | None) -> Outcome | None:
+    """A line-regex reader (OpenSkills) still finds a `description:` line anywhere."""
+    if target.regex_description and doc is not None and _DESCRIPTION_LINE.search(doc.text):
+        return None
+    return target.no_frontmatter
+
+
+_DESCRIPTION_LINE = LazyPattern(r"(?m)^description:[ \t]*\S")
 
 
 def impacts_of(select: Mapping[str, Outcome | None]) -> dict[str, Impact]:
@@ -280,7 +331,7 @@ def frontmatter_unclosed(skill: Skill, ctx: Context) -> Iterator[Finding]:
         "the frontmatter opened on line 1 is never closed; add a line with '---' after the"
         " last field",
         span=Span(Pos(1, 1), Pos(1, 4)),
-        impact=impacts_of(_NO_FRONTMATTER_IMPACT),
+        impact=where(lambda t: _no_frontmatter(t, skill.doc)),
     )
 
 
@@ -330,12 +381,40 @@ def yaml_syntax(skill: Skill, ctx: Context) -> Iterator[Finding]:
             "the frontmatter holds U+0085, U+2028 or U+2029, which YAML 1.1 loaders read as a"
             " line break; remove it"
         )
+    line = skill.doc.lines[span.start.line - 1] if skill.doc and span.start.line > 0 else ""
+    on_description = line.startswith("description:")
+    colon = "mapping values are not allowed" in problem
+
+    top = _TOP_LEVEL_VALUE.match(line)
+
+    def top_level_requoted(t: Target) -> bool:
+        # a value of a key the loader does not read is quoted whatever it starts with; one it
+        # reads only when it does not start with a YAML indicator (`{`, `[`, `,`, quotes ...)
+        if top is None:
+            return False
+        return top.group(1) not in t.known_fields or top.group(2)[0] not in _INDICATORS
+
+    def outcome(t: Target) -> Outcome | Impact | None:
+        requoted = (
+            (t.yaml_requote == "colon" and colon and on_description)
+            or (t.yaml_requote == "description" and on_description)
+            or (t.yaml_requote == "top-level" and top_level_requoted(t))
+        )
+        if requoted:  # the loader quotes the value and loads the skill as written
+            return Impact(Outcome.OK, Severity.WARNING)
+        return t.malformed_yaml if t.malformed_yaml is not Outcome.OK else None
+
     yield Finding(
         f"invalid YAML in the frontmatter: {problem}",
         span=span,
-        impact=where(lambda t: t.malformed_yaml if t.malformed_yaml is not Outcome.OK else None),
+        impact=where(outcome),
         help=help_,
     )
+
+
+# a top-level `key: value` line with a value on it (not a block scalar)
+_TOP_LEVEL_VALUE = LazyPattern(r"([A-Za-z0-9_-]+):[ \t]+([^\s|>])")
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 
 
 def _char_at(skill: Skill, span: Span) -> str:
@@ -383,8 +462,13 @@ def frontmatter_not_mapping(skill: Skill, ctx: Context) -> Iterator[Finding]:
     yield Finding(
         f"the frontmatter is {what}, not a mapping; write one 'key: value' per line",
         span=root.span,
-        impact=where(lambda t: t.malformed_yaml if t.malformed_yaml is not Outcome.OK else None),
+        impact=where(_not_mapping),
     )
+
+
+def _not_mapping(t: Target) -> Outcome | None:
+    outcome = t.not_mapping if t.not_mapping is not None else t.malformed_yaml
+    return outcome if outcome is not Outcome.OK else None
 
 
 @rule(
@@ -419,17 +503,7 @@ def duplicate_key(skill: Skill, ctx: Context) -> Iterator[Finding]:
     fm = skill.doc.frontmatter if skill.doc else None
     if fm is None or fm.root is None:
         return
-    select = {
-        "agentskills": Outcome.REJECTED,
-        "skills-ref": Outcome.REJECTED,
-        "codex": Outcome.REJECTED,
-        "claude-api": Outcome.DEGRADED,
-        "claude-code": Outcome.DEGRADED,
-        "copilot": Outcome.DEGRADED,
-        "cursor": Outcome.DEGRADED,
-        "openskills": Outcome.DEGRADED,
-        "openclaw": Outcome.DEGRADED,  # YAML refuses it; the line reader's last value wins
-    }
+    select = {n: t.duplicate_key for n, t in TARGETS.items()}
     stack = [fm.root]
     while stack:
         node = stack.pop()
@@ -606,6 +680,95 @@ def skill_md_too_large(skill: Skill, ctx: Context) -> Iterator[Finding]:
         span=Span(Pos(1, 1), Pos(1, 1)),
         impact=None,
     )
+
+
+@rule(
+    "SK117",
+    "markdown-not-fully-checked",
+    Severity.ERROR,
+    "A Markdown file is longer than skillcheck parses (512,000 characters).",
+    what="""
+        Reports SKILL.md's body or another Markdown file of the skill longer than the
+        Markdown reader parses (its first 512,000 characters), at the first line left
+        unread. Links, anchors, path mentions and suppression comments after that point are
+        not checked.
+    """,
+    why="""
+        A broken link or an escaping path past the bound would otherwise pass unseen, and a
+        gate must never pass what it did not check. A file this long is also far beyond any
+        runtime's context budget: split it.
+    """,
+    bad="""
+        my-skill/references/everything.md     (900,000 characters)
+    """,
+    good="""
+        my-skill/references/setup.md          (the material, in files of a readable size)
+        my-skill/references/api.md
+    """,
+)
+def markdown_not_fully_checked(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    for doc in documents(skill):
+        text = doc_text(skill, doc)
+        if text is None or len(text) < MAX_PARSE_CHARS - 1:
+            continue  # certainly parsed whole: the lines and their breaks are the text
+        if doc.is_skill_md:
+            assert skill.doc is not None  # documents() lists SKILL.md only when it was read
+            first, lines = skill.doc.body_line, skill.doc.lines[skill.doc.body_line - 1 :]
+        else:
+            first, lines = 1, lf_lines(text)
+        kept, cut = truncate_lines(lines)
+        if not cut:
+            continue
+        line = first + len(kept)
+        yield Finding(
+            f"{doc.rel} is {len(text):,} characters; links, anchors and paths from line"
+            f" {line} on (past the first {MAX_PARSE_CHARS:,}) were not checked. Split it"
+            " into smaller files under references/",
+            span=Span(Pos(line, 1), Pos(line, 1)),
+            path=doc.path,
+        )
+
+
+@rule(
+    "SK118",
+    "skill-md-over-runtime-limit",
+    Severity.ERROR,
+    "SKILL.md is larger than a runtime loads.",
+    what="""
+        Reports a SKILL.md larger than the most a target runtime reads: OpenClaw skips one over
+        256,000 bytes ("File exceeds 256000 bytes") and Claude Code one over 1,000,000 bytes
+        (both measured by running them, see bench/runtimes).
+    """,
+    why="""
+        The runtime leaves the skill out of its catalog and says so only in a log line, so
+        the skill is simply missing for the user.
+    """,
+    bad="""
+        my-skill/SKILL.md        (300 KB of inlined reference tables)
+    """,
+    good="""
+        my-skill/SKILL.md        (the instructions, under 500 lines)
+        my-skill/references/     (the tables, read on demand)
+    """,
+)
+def skill_md_over_runtime_limit(skill: Skill, ctx: Context) -> Iterator[Finding]:
+    doc = skill.doc
+    if doc is None:
+        return
+    over = [
+        t
+        for t in TARGETS.values()
+        if t.skill_md_max_bytes is not None and doc.size > t.skill_md_max_bytes
+    ]
+    if not over:
+        return
+    for t in over:
+        yield Finding(
+            f"SKILL.md is {doc.size:,} bytes; {t.title} skips a SKILL.md over"
+            f" {t.skill_md_max_bytes:,} bytes. Move detail into files under references/",
+            span=Span(Pos(1, 1), Pos(1, 1)),
+            impact={t.name: impact(Outcome.REJECTED)},
+        )
 
 
 @rule(

@@ -21,10 +21,21 @@ from skillcheck.source.lazy import LazyPattern
 def has_anchor(slugs: Iterable[str], html_ids: set[str], fragment: str) -> bool:
     """Whether ``#fragment`` lands on a heading or an HTML id: compared without case, as
     GitHub's own anchor navigation does, so only anchors that break everywhere are reported."""
+    return anchor_key(fragment) in anchor_keys(slugs, html_ids)
+
+
+def anchor_key(fragment: str) -> str:
+    """``#fragment`` as ``anchor_keys`` holds it."""
     wanted = fragment.lower()
     if wanted.startswith("user-content-"):
         wanted = wanted[len("user-content-") :]
-    return any(slug == wanted for slug in slugs) or any(i.lower() == wanted for i in html_ids)
+    return wanted
+
+
+def anchor_keys(slugs: Iterable[str], html_ids: set[str]) -> frozenset[str]:
+    """Every anchor of a file, for ``has_anchor``: build it once per file and look each
+    fragment up in it (a scan per fragment made a file of many anchors quadratic)."""
+    return frozenset(slugs) | {i.lower() for i in html_ids}
 
 
 # --- GitHub anchors -------------------------------------------------------------------------

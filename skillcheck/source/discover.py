@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.errors import UsageError
+from skillcheck.source.atomic import is_temp_name
 from skillcheck.source.junk import DISCOVERY_SKIP_DIRS
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.text import decode_text
@@ -33,7 +34,7 @@ class Problem:
 
     path: Path
     message: str
-    warning: bool = False
+    warning: bool = False  # a note (a link not followed), never a bound of the search
 
 
 @dataclass
@@ -378,8 +379,8 @@ def _search(
             hits += 1
         subdirs = []
         for entry in entries:
-            if entry.name in DISCOVERY_SKIP_DIRS:
-                continue
+            if entry.name in DISCOVERY_SKIP_DIRS or is_temp_name(entry.name):
+                continue  # a temporary directory of ours (a write under way, or killed) too
             try:
                 if not entry.is_dir(follow_symlinks=False):
                     if entry.is_symlink():
@@ -393,11 +394,13 @@ def _search(
             if chain and _ignored_by(ignores, chain, sub):
                 continue
             if depth + 1 > MAX_DEPTH:
+                # an error, not a warning: a skill below the bound is never checked, and a
+                # run that found nothing else must not pass
                 result.problems.append(
                     Problem(
                         Path(sub),
-                        f"deeper than {MAX_DEPTH} directory levels; not searched",
-                        warning=True,
+                        f"deeper than {MAX_DEPTH} directory levels; not searched, so no skill"
+                        " in it was checked (lint a deeper PATH)",
                     )
                 )
                 continue

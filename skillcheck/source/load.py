@@ -6,6 +6,7 @@ named SKILL.md would block ``open`` forever, and a symlink could point at ``/etc
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from operator import attrgetter
@@ -83,17 +84,45 @@ def read_fd(fd: int, size: int, most: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def read_regular(path: Path, limit: int = MAX_READ) -> tuple[bytes, int]:
-    """Read at most ``limit`` bytes of a regular file; (bytes, real size).
+# every open of a path skillcheck did not create: a FIFO must not block the open (O_NONBLOCK;
+# the fstat then refuses it) and a final component swapped for a symlink must not lead the
+# read elsewhere (O_NOFOLLOW: the caller resolves a link it means to follow first)
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-    O_NONBLOCK makes opening a FIFO that replaced the file since we looked return at once;
-    the fstat then refuses it. Raises OSError with a readable reason.
+
+def open_regular(path: Path | str, *, follow_symlinks: bool = False) -> tuple[int, os.stat_result]:
+    """Open a path skillcheck did not create, for reading: (descriptor, its fstat).
+
+    The one checked opener: never blocks (a FIFO opens at once and is refused), never follows
+    a symlink at ``path`` unless asked, and gives only a regular file. Raises OSError with a
+    readable reason (naming ``path``); the caller closes the descriptor.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    flags = _OPEN_FLAGS | (0 if follow_symlinks else _NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_symlinks and os.path.islink(path):
+            raise OSError(errno.ELOOP, "a symbolic link, not followed", str(path)) from None
+        raise
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"not a regular file ({kind_of(info.st_mode)})")
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, f"not a regular file ({kind_of(info.st_mode)})", str(path))
+    return fd, info
+
+
+def read_regular(
+    path: Path | str, limit: int = MAX_READ, *, follow_symlinks: bool = False
+) -> tuple[bytes, int]:
+    """Read at most ``limit`` bytes of a regular file through ``open_regular``; (bytes,
+    real size). Raises OSError with a readable reason."""
+    fd, info = open_regular(path, follow_symlinks=follow_symlinks)
+    try:
         return read_fd(fd, info.st_size, limit), info.st_size
     finally:
         os.close(fd)
@@ -326,7 +355,7 @@ def load_skill(
             skill.read_error = exc.strerror or str(exc)
             return skill
     if not stat.S_ISREG(info.st_mode):
-        skill.read_error = f"a {_kind_word(kind_of(info.st_mode))}, not a regular file"
+        skill.read_error = f"a {kind_word(kind_of(info.st_mode))}, not a regular file"
         return skill
     try:
         raw, size = read_regular(target)
@@ -337,7 +366,7 @@ def load_skill(
     return skill
 
 
-def _kind_word(kind: FileKind) -> str:
+def kind_word(kind: FileKind) -> str:
     return {
         "dir": "directory",
         "fifo": "FIFO (named pipe)",

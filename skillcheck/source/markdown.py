@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from skillcheck.source.anchors import Slugger, has_anchor
+from skillcheck.source.anchors import Slugger, anchor_key, anchor_keys
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import decoded_text
 from skillcheck.source.skill import Memo, Pos, Skill, SkillFile, Span
@@ -132,6 +132,7 @@ class Markdown:
     _source: Any = field(default=None, repr=False)
     _lines: list[str] = field(default_factory=list, repr=False)
     _first_line: int = 1
+    _anchor_keys: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     def line(self, number: int) -> str:
         """The text of file line ``number`` ("" outside the parsed lines)."""
@@ -168,7 +169,10 @@ class Markdown:
 
     def has_anchor(self, fragment: str) -> bool:
         """Whether ``#fragment`` lands on a heading or an HTML id in this file."""
-        return has_anchor((h.slug for h in self.headings), self.html_ids, fragment)
+        keys = self._anchor_keys
+        if keys is None:  # once per file: a file is asked about each of its links
+            keys = self._anchor_keys = anchor_keys((h.slug for h in self.headings), self.html_ids)
+        return anchor_key(fragment) in keys
 
 
 # --- cheap pre-checks --------------------------------------------------------------------

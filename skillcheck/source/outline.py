@@ -44,9 +44,9 @@ scan answers for 7,944 (identical to the parse), in about 60 % of the CPU parsin
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from skillcheck.source.anchors import Slugger, has_anchor, mark_lines
+from skillcheck.source.anchors import Slugger, anchor_key, anchor_keys, mark_lines
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.markdown import (
     MARKDOWN,
@@ -73,10 +73,14 @@ class Outline:
     headings: list[Heading]
     html_ids: set[str]
     truncated: bool = False
+    _anchor_keys: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     def has_anchor(self, fragment: str) -> bool:
         """Whether ``#fragment`` lands on a heading or an HTML id in this file."""
-        return has_anchor((h.slug for h in self.headings), self.html_ids, fragment)
+        keys = self._anchor_keys
+        if keys is None:  # once per file: a file is asked about each of its links
+            keys = self._anchor_keys = anchor_keys((h.slug for h in self.headings), self.html_ids)
+        return anchor_key(fragment) in keys
 
 
 def outline_of(md: Markdown) -> Outline:

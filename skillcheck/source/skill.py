@@ -117,6 +117,9 @@ class Diagnostic:
     skill: Path | None = None  # the skill directory the finding belongs to
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     suggestion: Fix | None = None  # see Finding.suggestion
+    # the other places of the same finding in the same file, (line, column, end_line,
+    # end_column) each: a repeated finding is reported once (engine.lint.fold_repeats)
+    related: tuple[tuple[int, int, int, int], ...] = ()
 
     def sort_key(self) -> tuple:
         return (str(self.path), self.line, self.column, self.code, self.message)

@@ -1,0 +1,87 @@
+"""skillcheck's per-target outcomes held to what the real runtimes did on the edge-case suite.
+
+tests/data/runtime-verdicts.json records the verdicts of the pinned runtimes (bench/runtimes,
+run offline); no runtime is needed here. A profile in skillcheck/targets.py that drifts from
+its runtime fails this test: change the profile, or re-run the harness if the runtime changed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from conftest import lint_json
+
+from skillcheck.targets import TARGETS
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = json.loads((ROOT / "tests/data/runtime-verdicts.json").read_text(encoding="utf-8"))
+VERSIONS = json.loads((ROOT / "bench/runtimes/versions.json").read_text(encoding="utf-8"))
+
+
+def _bench(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / f"bench/runtimes/{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict[str, str]]]:
+    """The edge-case suite as the harness built it, and skillcheck's outcome per case."""
+    root = _bench("edgecases").materialise(tmp_path_factory.mktemp("edge"))
+    _code, report = lint_json("--isolated", "--no-cache", "--target", "all", ".", cwd=root)
+    outcomes = {Path(s["path"]).name: s["outcomes"] for s in report["skills"]}
+    return root, outcomes
+
+
+RUNTIMES = sorted(RECORDED["verdicts"])
+
+
+def test_the_suite_is_what_was_recorded(suite: tuple[Path, dict[str, dict[str, str]]]) -> None:
+    root, _ = suite
+    cases = {p.name for p in _bench("edgecases").case_dirs(root)}
+    assert len(cases) >= 40
+    for runtime in RUNTIMES:
+        assert set(RECORDED["verdicts"][runtime]) == cases, runtime
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_outcomes_match_the_recorded_runtime(
+    runtime: str, suite: tuple[Path, dict[str, dict[str, str]]]
+) -> None:
+    root, outcomes = suite
+    target = VERSIONS["runtimes"][runtime]["target"]
+    assert target in TARGETS, f"{runtime} has no target {target!r}"
+    compare = _bench("compare")
+    wrong = []
+    for case, record in sorted(RECORDED["verdicts"][runtime].items()):
+        if record["verdict"] == "unknown":
+            continue
+        ours = outcomes.get(case, {}).get(target, "dropped")
+        loads = record["verdict"] == "loaded"
+        if loads != compare.LOADS[ours]:
+            wrong.append(f"{case}: {runtime} {record['verdict']} but {target} says {ours}")
+        elif not loads and compare.runtime_fine(record, root / case) != ours:
+            # a refusal with a message is `rejected`, a silent absence `dropped`
+            wrong.append(f"{case}: {runtime} {record['verdict']} but {target} says {ours}")
+    assert not wrong, "\n".join([f"{target} drifted from {runtime}:", *wrong])
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_each_target_states_the_version_it_was_checked_against(runtime: str) -> None:
+    target = TARGETS[VERSIONS["runtimes"][runtime]["target"]]
+    version = RECORDED["versions"][runtime]
+    assert version == VERSIONS["runtimes"][runtime]["version"]
+    assert version in target.checked and RECORDED["checked"] in target.checked, target.checked
+
+
+def test_targets_not_run_here_say_so() -> None:
+    run_here = {VERSIONS["runtimes"][r]["target"] for r in RUNTIMES}
+    for name, target in TARGETS.items():
+        if name not in run_here:
+            assert target.checked.startswith("modelled from"), name
