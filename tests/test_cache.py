@@ -836,7 +836,7 @@ def summaries(draw) -> SkillSummary:
         nested=draw(st.lists(PATHS, max_size=2)),
         suppressions=draw(st.lists(suppressions(), max_size=2)),
         figures=draw(
-            st.none() | st.builds(Figures, st.none() | INTS, INTS, INTS, INTS)  # type: ignore[arg-type]
+            st.none() | st.builds(Figures, st.none() | INTS, INTS, INTS, INTS, INTS)  # type: ignore[arg-type]
         ),
         lines=draw(st.dictionaries(PATHS, st.dictionaries(INTS, TEXT, max_size=3), max_size=2)),
     )

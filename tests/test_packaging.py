@@ -177,6 +177,7 @@ def _lint_step(tmp_path: Path, inputs: dict[str, str]) -> tuple[subprocess.Compl
         "TARGETS": values["targets"],
         "STRICT": values["strict"],
         "SARIF_FILE": values["sarif-file"],
+        "HTML_REPORT": values["html-report"],
     }
     done = subprocess.run(
         [shutil.which("bash") or "bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
@@ -210,7 +211,7 @@ def test_action_lint_step_annotates_and_writes_sarif(tmp_path: Path) -> None:
     assert not any("pdf-tools" in line for line in lines)
     sarif = json.loads((tmp_path / "out.sarif").read_text(encoding="utf-8"))
     assert "SK206" in {r["ruleId"] for r in sarif["runs"][0]["results"]}
-    assert output.read_text().splitlines() == ["sarif-file=out.sarif"]
+    assert output.read_text().splitlines() == ["sarif-file=out.sarif", "html-report="]
 
     # space-separated paths of a clean skill: the step passes and prints nothing
     (tmp_path / "out.sarif").unlink()
@@ -263,6 +264,30 @@ def test_action_lint_step_annotates_a_missing_path_and_still_writes_sarif(tmp_pa
     done, _output = _lint_step(tmp_path, {"paths": "nope"})
     assert done.returncode == 2
     assert any(line.startswith("::error title=skillcheck::") for line in done.stdout.splitlines())
+
+
+@pytest.mark.skipif(
+    shutil.which("bash") is None or shutil.which("skillcheck") is None,
+    reason="needs bash and the installed skillcheck command",
+)
+def test_action_writes_the_html_report_and_uploads_it(tmp_path: Path) -> None:
+    write_skill(tmp_path / "other", "bad-skill", frontmatter="name: other\ndescription: x\n")
+    done, output = _lint_step(tmp_path, {"paths": "other", "html-report": "out/report.html"})
+    assert done.returncode == 2  # the report's folder does not exist: an I/O error, not a pass
+    (tmp_path / "out").mkdir()
+    done, output = _lint_step(tmp_path, {"paths": "other", "html-report": "out/report.html"})
+    assert done.returncode == 1, done.stderr  # findings: the annotation run fails the step
+    page = (tmp_path / "out/report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "bad-skill" in page
+    assert output.read_text().splitlines() == ["sarif-file=", "html-report=out/report.html"]
+    upload = next(s for s in _steps() if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["with"] == {
+        "name": "${{ inputs.html-artifact }}",
+        "path": "${{ inputs.html-report }}",
+        "if-no-files-found": "error",
+    }
+    # uploaded when the lint step failed on findings, never when there is no report
+    assert upload["if"] == "${{ !cancelled() && inputs.html-report != '' }}"
 
 
 # --- one home, and never the other project ------------------------------------------------

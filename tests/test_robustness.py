@@ -45,7 +45,7 @@ from test_discover import _unprivileged
 # every hostile tree through every command and format, and trees changing during runs
 pytestmark = pytest.mark.slow
 
-FORMATS = ("text", "json", "sarif", "github", "junit")
+FORMATS = ("text", "json", "sarif", "github", "junit", "html")
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 TIMEOUT = 120.0  # a hang guard: then the subprocess is killed and the test fails
 DESC = "Extracts text and tables from PDF files. Use when the user asks about PDFs."
@@ -571,6 +571,15 @@ def test_hostile_input(
         bad = [line for line in lines if not GITHUB_LINE.match(line)]
         assert not bad, bad[:3]
         assert "\r" not in out
+    elif command == "html":
+        # the page's two scripts only: the data block (every finding) and its own code
+        blocks = re.findall(r"<script([^>]*)>(.*?)</script>", out, re.DOTALL)
+        assert [attrs for attrs, _text in blocks] == [
+            ' type="application/json" id="skillcheck-data"',
+            "",
+        ]
+        assert len(json.loads(blocks[0][1])["findings"]) == len(report["diagnostics"])
+        assert out.count("<script") == 2
     elif command == "text":
         assert "\x1b" not in out
         assert not [line for line in out.splitlines() if line.lstrip().startswith("::")]

@@ -54,6 +54,10 @@ class SkillFigures:
     def reference_tokens(self) -> int:
         return sum(r.tokens for r in self.references)
 
+    @property
+    def largest_reference(self) -> int:
+        return max((r.tokens for r in self.references), default=0)
+
 
 def count_lines(lines: list[str]) -> int:
     """Lines as an editor shows them: a final line break does not start another line."""
@@ -187,40 +191,88 @@ def _count(tokenizer: Tokenizer, text: str, lines: list[str]) -> int:
 # --- statistics ------------------------------------------------------------------------------
 
 
-def statistics_table(skills: list[SkillSummary], spec: str = DEFAULT_TOKENIZER) -> list[str]:
-    """``--statistics``: tokens per tier and body lines of each skill, and the catalog total."""
+@dataclass(frozen=True)
+class Limits:
+    """The budgets a run checks against (the `budgets` table, else the defaults); None: unset."""
 
-    header = ("skill", "catalog", "body", "references", "body lines")
+    catalog: int | None
+    body: int | None
+    lines: int | None
+    reference: int | None  # per reference file
+    collection: int | None  # the catalog entries of all skills together
+
+
+def share(value: int | None, limit: int | None) -> float | None:
+    """``value`` as a fraction of ``limit`` (1.0 = the whole budget); None when either is."""
+    if value is None or not limit:
+        return None
+    return value / limit
+
+
+OVER = "OVER"  # the statistics table's mark on a figure past its budget
+
+
+def _cell(value: int | None, limit: int | None) -> str:
+    if value is None:
+        return "-"
+    part = share(value, limit)
+    if part is None:
+        return f"{value:,}"
+    return f"{value:,} {part:4.0%}" + (f" {OVER}" if value > (limit or 0) else "")
+
+
+def statistics_table(
+    skills: list[SkillSummary], spec: str = DEFAULT_TOKENIZER, limits: Limits | None = None
+) -> list[str]:
+    """``--statistics``: tokens per tier and body lines of each skill, each with the share of
+    its budget used and OVER past it, and the catalog total against the collection budget."""
+
+    limits = limits or Limits(None, None, None, None, None)
+    header = ("skill", "catalog", "body", "largest reference", "all references", "body lines")
+    budgets = (
+        "budget",
+        *(f"{n:,}" if n is not None else "none" for n in (limits.catalog, limits.body)),
+        f"{limits.reference:,}" if limits.reference is not None else "none",
+        "",
+        f"{limits.lines:,}" if limits.lines is not None else "none",
+    )
     rows: list[tuple[str, ...]] = []
     total = 0
+    over = 0
     for skill in skills:
         name = safe(skill.display_root)
         fig = skill.figures
         if not skill.has_doc or fig is None:
-            rows.append((name, "-", "-", "-", "-"))
+            rows.append((name, "-", "-", "-", "-", "-"))
             continue
         total += fig.catalog or 0
-        rows.append(
-            (
-                name,
-                f"{fig.catalog:,}" if fig.catalog is not None else "-",
-                f"{fig.body:,}",
-                f"{fig.references:,}",
-                f"{fig.lines:,}",
-            )
+        cells = (
+            _cell(fig.catalog, limits.catalog),
+            _cell(fig.body, limits.body),
+            _cell(fig.largest_reference, limits.reference),
+            f"{fig.references:,}",
+            _cell(fig.lines, limits.lines),
         )
+        over += any(cell.endswith(OVER) for cell in cells)
+        rows.append((name, *cells))
     if not rows:
         return []
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    widths = [max(len(row[i]) for row in [header, budgets, *rows]) for i in range(len(header))]
 
     def fmt(row: tuple[str, ...]) -> str:
         cells = [row[0].ljust(widths[0])]
         cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
         return "  ".join(cells).rstrip()
 
+    n = len(skills)
+    collection = f"Collection catalog: {total:,} tokens in {n} skill{'s' * (n != 1)}"
+    if limits.collection is not None:
+        collection += f", {_cell(total, limits.collection)} of the budget of {limits.collection:,}"
     return [
-        f"Tokens per tier ({spec}):",
+        f"Tokens per tier ({spec}), each with the share of its budget used ({OVER}: past it):",
         fmt(header),
+        fmt(budgets),
         *(fmt(row) for row in rows),
-        f"Collection catalog: {total:,} tokens in {len(skills)} skill{'s' * (len(skills) != 1)}",
+        collection,
+        f"{over} skill{'s' * (over != 1)} over a budget" if over else "No skill over a budget",
     ]

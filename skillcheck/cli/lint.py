@@ -22,7 +22,7 @@ from skillcheck.cli.common import (
     split_codes,
     use_color,
 )
-from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
 
 
 @click.command()
@@ -30,7 +30,7 @@ from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "sarif", "github", "junit"]),
+    type=click.Choice(["text", "json", "sarif", "github", "junit", "html"]),
     default="text",
     show_default=True,
     help="Output format.",
@@ -60,6 +60,11 @@ from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 )
 @click.option(
     "--show-fixes", is_flag=True, help="Under each fixable finding, say what --fix would do."
+)
+@click.option(
+    "--outcome-rules",
+    is_flag=True,
+    help="In the runtime grid (several targets), name the rules behind each mark.",
 )
 @click.option(
     "--min-severity",
@@ -96,6 +101,7 @@ def lint(
     fix,
     diff,
     show_fixes,
+    outcome_rules,
     min_severity,
     exit_zero,
     show_settings,
@@ -118,6 +124,11 @@ def lint(
         "strict": strict,
         "tokenizer": tokenizer,
     }
+    if statistics and fmt in NO_STATISTICS:
+        raise UsageError(
+            f"--statistics: the {fmt} format has no place for statistics;"
+            " use --format text, json or html"
+        )
     settings = load_settings(config_file, isolated, target, **overrides)
     settings = run_options(settings, jobs, no_cache or fix or diff, cache_dir)
     if show_settings:
@@ -125,7 +136,7 @@ def lint(
 
         click.echo(describe_settings(settings, config_file, isolated, target, overrides, jobs))
         return
-    settings = dataclasses.replace(settings, figures=fmt == "json" or statistics)
+    settings = dataclasses.replace(settings, figures=fmt in ("json", "html") or statistics)
     # on a terminal, for a human report only: never in a pipe or next to a machine format
     wanted = fmt == "text" and Progress.wanted(quiet)
     progress = Progress("skillcheck: checking") if wanted else None
@@ -168,6 +179,7 @@ def lint(
         statistics=statistics,
         strict=settings.strict,
         show_fixes=show_fixes,
+        outcome_rules=outcome_rules,
         hidden=hidden,
     )
     emit_chunks(lambda sink: write(fmt, result, options, sink), output)
@@ -182,6 +194,10 @@ def lint(
     if exit_zero:
         sys.exit(EXIT_CLEAN)
     sys.exit(EXIT_FINDINGS if result.failed(settings.strict) else EXIT_CLEAN)
+
+
+# formats that cannot carry --statistics (refused rather than silently ignored)
+NO_STATISTICS = ("sarif", "github", "junit")
 
 
 # --- --min-severity ---------------------------------------------------------------------------

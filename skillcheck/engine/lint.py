@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillcheck.analysis.figures import statistics_table
+from skillcheck.analysis.figures import Limits, statistics_table
 from skillcheck.engine.check import (
     DiscoveryInput,
     enabled_rules,
@@ -31,7 +31,7 @@ from skillcheck.engine.check import (
 )
 from skillcheck.engine.runner import CheckRun, Extra, RunProgress, collection_diagnostics
 from skillcheck.engine.suppress import apply_suppressions
-from skillcheck.rules import Context
+from skillcheck.rules import Context, default_limits, limits_of
 from skillcheck.settings import Settings
 from skillcheck.source.discover import Discovery, Listings, Problem, discover
 from skillcheck.source.skill import (
@@ -60,11 +60,13 @@ class LintResult:
     how: Counter[str] = field(default_factory=Counter)
     # with an Extra: its value for each skill, in the order of ``skills``
     extras: list[Any] = field(default_factory=list)
+    # the token and line budgets the run checked against (reports show figures beside them)
+    limits: Limits = field(default_factory=default_limits)
 
     def statistics_table(self) -> list[str]:
         """Tokens per tier and lines of each skill (``--statistics``), shared with SK6xx."""
 
-        return statistics_table(self.skills, self.tokenizer)
+        return statistics_table(self.skills, self.tokenizer, self.limits)
 
     def for_skill(self, skill: Skill | SkillSummary) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.skill == skill.root]
@@ -154,6 +156,7 @@ def lint(
         loaded=checked.loaded,
         how=checked.how,
         extras=checked.extras,
+        limits=limits_of(ctx),
     )
 
 

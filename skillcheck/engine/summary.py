@@ -66,7 +66,11 @@ def summarise(
     if figures:
         fig = skill_figures(skill, tokenizer_spec(ctx))
         summary.figures = Figures(
-            fig.catalog_tokens, fig.body_tokens, fig.reference_tokens, fig.body_lines
+            fig.catalog_tokens,
+            fig.body_tokens,
+            fig.reference_tokens,
+            fig.body_lines,
+            fig.largest_reference,
         )
     summary.lines = _quoted_lines(skill, summary)
     return summary
@@ -257,7 +261,13 @@ def to_json(summary: SkillSummary) -> dict[str, Any]:
         "suppressions": [_suppression_to_json(s) for s in summary.suppressions],
         "figures": None
         if figures is None
-        else [figures.catalog, figures.body, figures.references, figures.lines],
+        else [
+            figures.catalog,
+            figures.body,
+            figures.references,
+            figures.lines,
+            figures.largest_reference,
+        ],
         "lines": [
             [str(path), [[n, text] for n, text in numbers.items()]]
             for path, numbers in summary.lines.items()
@@ -273,9 +283,13 @@ def from_json(data: dict[str, Any], root: Path | None = None) -> SkillSummary:
     skill_md = data["skill_md"]
     figures = data["figures"]
     if figures is not None:
-        catalog, body, references, lines = figures
+        catalog, body, references, lines, largest = figures
         figures = Figures(
-            None if catalog is None else _int(catalog), _int(body), _int(references), _int(lines)
+            None if catalog is None else _int(catalog),
+            _int(body),
+            _int(references),
+            _int(lines),
+            _int(largest),
         )
     made: dict[str, Path] = {} if root is None else {str(root): root}
     fixes = [_fix_from_json(fix, made) for fix in data["fixes"]]

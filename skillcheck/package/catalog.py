@@ -618,6 +618,7 @@ def skill_entry(
                 counted.body_tokens,
                 counted.reference_tokens,
                 counted.body_lines,
+                counted.largest_reference,
             )
         entry["tokens"] = {
             "catalog": figures.catalog or 0,

@@ -16,7 +16,7 @@ from skillcheck.source.display import display_path as display_path
 from skillcheck.source.display import inert_lines as inert_lines
 from skillcheck.source.display import safe as safe
 
-FORMATS = ("text", "json", "sarif", "github", "junit")
+FORMATS = ("text", "json", "sarif", "github", "junit", "html")
 
 
 @dataclass
@@ -28,6 +28,7 @@ class ReportOptions:
     fix_hint: bool = True  # mention --fix in the summary
     strict: bool = False  # every finding fails (JUnit marks warnings and info as failures)
     show_fixes: bool = False  # text: say under each fixable finding what --fix does
+    outcome_rules: bool = False  # text: the rules behind each mark of the runtime grid
     # findings left out by --min-severity, by severity name (the text summary counts them)
     hidden: dict[str, int] | None = None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from skillcheck import __version__
 from skillcheck.report import ReportOptions, Sink, display, rel
 from skillcheck.source.jsontext import Rows, write_indented
@@ -57,11 +59,12 @@ def document(result, options: ReportOptions) -> dict:
                 "catalog": figures.catalog,
                 "body": figures.body,
                 "references": figures.references,
+                "largest_reference": figures.largest_reference,
             },
             "lines": figures.lines,
         }
 
-    return {
+    doc = {
         "version": REPORT_VERSION,
         "tool": {"name": "skillcheck", "version": __version__},
         "targets": list(result.targets),
@@ -76,6 +79,43 @@ def document(result, options: ReportOptions) -> dict:
             "fixable": sum(1 for d in result.diagnostics if d.fix is not None),
             "catalog_tokens": catalog_total,
         },
+    }
+    if options.statistics:
+        doc["statistics"] = statistics(result)
+    return doc
+
+
+def statistics(result) -> dict:
+    """``--statistics`` in the JSON report: the budgets, the skills past each, findings per rule."""
+    limits = result.limits
+    over = dict.fromkeys(("catalog", "body", "body_lines", "reference"), 0)
+    for skill in result.skills:
+        fig = skill.figures
+        if fig is None:
+            continue
+        for key, value, limit in (
+            ("catalog", fig.catalog, limits.catalog),
+            ("body", fig.body, limits.body),
+            ("body_lines", fig.lines, limits.lines),
+            ("reference", fig.largest_reference, limits.reference),
+        ):
+            if value is not None and limit is not None and value > limit:
+                over[key] += 1
+    counts = Counter((d.code, d.slug) for d in result.diagnostics)
+    return {
+        "tokenizer": result.tokenizer,
+        "budgets": {
+            "catalog": limits.catalog,
+            "body": limits.body,
+            "body_lines": limits.lines,
+            "reference": limits.reference,
+            "collection_catalog": limits.collection,
+        },
+        "over_budget": over,
+        "rules": [
+            {"code": code, "slug": slug, "count": n}
+            for (code, slug), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        ],
     }
 
 

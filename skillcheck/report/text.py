@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from skillcheck.report import Chunks, ReportOptions, Sink, inert_lines, rel, safe
+from skillcheck.report import Chunks, ReportOptions, Sink, grid, inert_lines, rel, safe
 from skillcheck.rules import all_rules
 from skillcheck.source.display import cell_width
 from skillcheck.source.skill import Diagnostic, Severity
@@ -108,6 +108,14 @@ def write(result, options: ReportOptions, sink: Sink) -> None:
         if diag.targets and diag.targets != ("agentskills",):
             out(f"  = targets: {', '.join(diag.targets)}")
         out("")
+    if not options.quiet:
+        for line in grid.text_lines(
+            result,
+            lambda root: rel(root, options.cwd),
+            options.outcome_rules,
+            lambda text, code: _paint(text, code, color),
+        ):
+            out(line)
     if options.statistics:
         for line in _statistics(result):
             out(line)

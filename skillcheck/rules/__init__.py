@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from skillcheck.rules.base import Context, Input, Option, Rule, registry, rule
+from skillcheck.analysis.figures import Limits
+from skillcheck.rules.base import Context, Input, Option, Rule, budget, registry, rule
 from skillcheck.source.display import did_you_mean
 
 __all__ = [
@@ -20,7 +21,9 @@ __all__ = [
     "Option",
     "Rule",
     "all_rules",
+    "default_limits",
     "get_rule",
+    "limits_of",
     "option_defaults",
     "resolve_selector",
     "rule",
@@ -117,3 +120,20 @@ def resolve_selector(selector: str) -> list[Rule]:
         return prefix
     hint = did_you_mean(key, [name for r in rules for name in (r.code, r.slug)])
     raise ValueError(f"unknown rule or prefix {selector!r}{hint} (see `skillcheck rules`)")
+
+
+def limits_of(ctx: Context) -> Limits:
+    """The budgets of a run (the `budgets` table, else the defaults the SK6xx rules declare)."""
+    all_rules()  # the rules declare the budget options
+    return Limits(
+        catalog=budget(ctx, "catalog-tokens"),
+        body=budget(ctx, "body-tokens"),
+        lines=budget(ctx, "body-lines"),
+        reference=budget(ctx, "reference-tokens"),
+        collection=budget(ctx, "collection-catalog-tokens"),
+    )
+
+
+def default_limits() -> Limits:
+    """The budgets with no configuration."""
+    return limits_of(Context(targets=(), options={}))

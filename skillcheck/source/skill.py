@@ -358,6 +358,8 @@ class Figures:
     body: int
     references: int
     lines: int
+    # the largest reference file's tokens: the reference budget (SK605) is per file
+    largest_reference: int = 0
 
 
 @dataclass
