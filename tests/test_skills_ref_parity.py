@@ -384,16 +384,17 @@ def test_validate_dot_bug_is_not_copied(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-def test_symlink_out_of_the_skill_is_refused(tmp_path: Path) -> None:
+def test_symlink_out_of_the_skill_is_followed_as_skills_ref_does(tmp_path: Path) -> None:
+    # skills-ref 0.1.1, run here (bench/runtimes), loads a SKILL.md linked to a file outside
+    # the folder: the skills-ref target agrees (other targets judge the link, SK101)
     outside = tmp_path / "shared.md"
     outside.write_text(VALID + "Body\n", encoding="utf-8")
     skill = tmp_path / "my-skill"
     skill.mkdir()
     (skill / "SKILL.md").symlink_to(outside)
     assert not skills_ref_verdict(skill)[0]  # skills-ref follows the link
-    rejected, diagnostics = skillcheck_verdict(skill)
-    assert rejected
-    assert [d["code"] for d in diagnostics if d["severity"] == "error"] == ["SK101"]
+    rejected, _diagnostics = skillcheck_verdict(skill)
+    assert not rejected
 
 
 # --- the quirks of the runtimes' loaders, and more ---------------------------------------------
