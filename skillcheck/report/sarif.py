@@ -31,6 +31,14 @@ SCHEMA_URI = (
     "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
 )
 INFORMATION_URI = "https://github.com/skillcheck-dev/skillcheck"
+
+# who made the log: the same in a run's log and in one that says the run failed
+_DRIVER = {
+    "name": "skillcheck",
+    "version": __version__,
+    "semanticVersion": __version__,
+    "informationUri": INFORMATION_URI,
+}
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "skillcheck/v1"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -215,15 +223,7 @@ def document(result, options: ReportOptions) -> dict:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {
-                        "name": "skillcheck",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "informationUri": INFORMATION_URI,
-                        "rules": rules,
-                    }
-                },
+                "tool": {"driver": {**_DRIVER, "rules": rules}},
                 "originalUriBaseIds": {SRCROOT: {"uri": _directory_uri(root)}},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
@@ -242,14 +242,7 @@ def failed_run(message: str, exit_code: int) -> dict:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {
-                        "name": "skillcheck",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "informationUri": INFORMATION_URI,
-                    }
-                },
+                "tool": {"driver": dict(_DRIVER)},
                 "invocations": [
                     {
                         "executionSuccessful": False,
