@@ -23,6 +23,7 @@ from skillcheck.package.catalog import (
 )
 from skillcheck.package.loader import Bundle, BundleError, open_bundle, unpack, verify
 from skillcheck.package.wellknown import base_url_problem, pack_uploads, publish
+from skillcheck.rules import all_rules
 from skillcheck.settings import Settings
 from skillcheck.source.discover import absolute
 from skillcheck.source.skill import Severity
@@ -186,8 +187,6 @@ def pack(
 
 def security_codes() -> frozenset[str]:
     """The rules the shipping gates screen for: those with a ``security_severity``."""
-    from skillcheck.rules import all_rules
-
     return frozenset(r.code for r in all_rules() if r.security_severity is not None)
 
 
@@ -207,8 +206,6 @@ def screen(
     shown as ``name/SKILL.md`` and source excerpts)."""
     import tempfile
 
-    from skillcheck.engine.lint import lint as run_lint
-
     codes = security_codes()
     screening = replace(settings, select=codes - frozenset(allow), strict=False, figures=False)
     with tempfile.TemporaryDirectory(prefix="skillcheck-screen-") as tmp:
@@ -227,7 +224,7 @@ def screen(
             dirs.append(skill_dir)
         if not dirs:
             return None
-        result = run_lint(dirs, screening)
+        result = lint(dirs, screening)
         if not result.failed(False, allow):
             return None
         if shown is not None:

@@ -362,7 +362,7 @@ _AGENT_COMMENT = LazyPattern(
     re.IGNORECASE,
 )
 
-_PRIVATE_IP = re.compile(
+_PRIVATE_IP = LazyPattern(
     r"(?:127|10|0)\.|192\.168\.|169\.254\.|172\.(?:1[6-9]|2\d|3[01])\.|192\.0\.2\.|198\.51\.100\."
     r"|203\.0\.113\.|255\."
 )

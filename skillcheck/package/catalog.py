@@ -211,7 +211,7 @@ def _open_regular_in_root(root: Path, rel: str) -> tuple[int, int]:
         # listed by the walk, gone now: the skill is being edited; never pack half of it
         raise VanishedError(
             f"{root / rel}: vanished after it was listed: the skill changed since the manifest"
-            " was built; pack again once it is stable"
+            " was built; run again once it is stable"
         ) from None
     except OSError as exc:
         raise CatalogError(f"{root / rel}: cannot open: {exc.strerror or exc}") from None
@@ -266,7 +266,7 @@ def read_shipped(skill: Skill, sf: SkillFile) -> bytes:
     sizes = skill.memos.get_or_make(_LISTED_SIZES, lambda: {f.rel: f.size for f in skill.files})
     if copies or sizes.get(rel, len(data)) != len(data):
         raise ChangedError(
-            f"{skill.root / rel}: changed while it was being checked; pack again once the"
+            f"{skill.root / rel}: changed while it was being checked; run again once the"
             " skill is stable"
         )
     return data
