@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,6 +123,36 @@ class SuppressionsInput:
 
 
 Subject = SkillInput | CollectionInput | DiscoveryInput | SuppressionsInput
+
+
+class Stopped(BaseException):
+    """A check given up because its result is no longer wanted (the language server's cancel
+    or a newer version of the document). A BaseException, as ``asyncio.CancelledError`` is:
+    no ``except Exception`` turns it into a rule's failure or a report."""
+
+
+# the event that stops the checks of this thread (None: nothing can stop them, as in lint)
+STOP: ContextVar[threading.Event | None] = ContextVar("skillcheck_stop", default=None)
+
+
+@contextmanager
+def stoppable(event: threading.Event) -> Iterator[None]:
+    """The checks run inside stop (raise ``Stopped``) before their next rule once ``event``
+    is set."""
+    token = STOP.set(event)
+    try:
+        yield
+    finally:
+        STOP.reset(token)
+
+
+def stop_point() -> None:
+    """Raise ``Stopped`` when this thread's checks were asked to stop."""
+    event = STOP.get()
+    if event is not None and event.is_set():
+        raise Stopped
+
+
 Owner = Skill | SkillSummary | None
 
 
@@ -133,15 +166,20 @@ def dispatch(
     not one per rule, and no generator per rule: for skills this runs 80 times a skill.
     """
     rule = None
+    stop = STOP.get()  # looked up once: the check between rules is one attribute read
     try:
         if isinstance(subject, SkillInput):
             skill = subject.skill
             for rule in rules:
+                if stop is not None and stop.is_set():
+                    raise Stopped
                 if isinstance(rule, SkillRule):
                     for finding in rule.check(skill, ctx):
                         yield rule, skill, finding
         elif isinstance(subject, CollectionInput):
             for rule in rules:
+                if stop is not None and stop.is_set():
+                    raise Stopped
                 if isinstance(rule, CollectionRule):
                     for summary, finding in rule.check(subject.summaries, ctx):
                         yield rule, summary, finding
