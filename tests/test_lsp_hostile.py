@@ -224,7 +224,7 @@ def test_a_buffer_larger_than_lint_reads_is_not_checked_and_says_so(
 # checked for real. Its request budget is a hang guard only.
 _STOPPABLE_SERVER = """
 import sys, threading
-from skillcheck.engine import check
+from skillcheck.source import stop
 from skillcheck.lsp import analysis, server
 real = analysis.check_buffer
 def slow(path, text):
@@ -233,8 +233,8 @@ def slow(path, text):
     mark = text.split("slow", 1)[1].split()[0]
     print("checking", mark, file=sys.stderr, flush=True)
     try:
-        (check.STOP.get() or threading.Event()).wait()  # no stop event: blocked for good
-        check.stop_point()
+        (stop.STOP.get() or threading.Event()).wait()  # no stop event: blocked for good
+        stop.stop_point()
     finally:
         print("stopped", mark, file=sys.stderr, flush=True)
 analysis.check_buffer = slow
@@ -338,7 +338,7 @@ def test_a_request_is_answered_while_a_long_check_runs(
 
 
 def test_a_stopped_check_raises_between_rules(tmp_path: Path) -> None:
-    from skillcheck.engine.check import Stopped, stoppable
+    from skillcheck.source.stop import Stopped, stoppable
 
     path = _skill(tmp_path) / "SKILL.md"
     text = path.read_text() + "[broken](missing.md)\n"
@@ -349,6 +349,28 @@ def test_a_stopped_check_raises_between_rules(tmp_path: Path) -> None:
         with pytest.raises(Stopped):
             analysis.check_buffer(path, text)
     assert analysis.check_buffer(path, text).diagnostics  # outside: nothing stops it
+
+
+def test_the_loops_that_grow_with_a_file_are_stop_points(tmp_path: Path) -> None:
+    """A rule on a long file stops inside its loop, not only between rules: the link scan
+    and the heading scan each raise Stopped once the event is set."""
+    from skillcheck.analysis.links import analysis as link_analysis
+    from skillcheck.source.anchors import QuickAnchors
+    from skillcheck.source.load import load_skill
+    from skillcheck.source.stop import Stopped, stoppable
+
+    body = "".join(f"## H{i}\n[to](#nope{i})\n" for i in range(50))
+    skill_dir = _skill(tmp_path)
+    (skill_dir / "SKILL.md").write_text((skill_dir / "SKILL.md").read_text() + body)
+    event = threading.Event()
+    event.set()
+    with stoppable(event):
+        with pytest.raises(Stopped):
+            link_analysis(load_skill(skill_dir, "s"))
+        with pytest.raises(Stopped):
+            QuickAnchors(body).has("nope")
+    assert link_analysis(load_skill(skill_dir, "s")).uses  # outside: it runs to the end
+    assert not QuickAnchors(body).has("nope")
 
 
 # --- the framing, as a unit --------------------------------------------------------------

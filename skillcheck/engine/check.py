@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +37,7 @@ from skillcheck.source.skill import (
     SkillSummary,
     Span,
 )
+from skillcheck.source.stop import STOP, Stopped
 from skillcheck.targets import TARGETS
 
 
@@ -123,34 +121,6 @@ class SuppressionsInput:
 
 
 Subject = SkillInput | CollectionInput | DiscoveryInput | SuppressionsInput
-
-
-class Stopped(BaseException):
-    """A check given up because its result is no longer wanted (the language server's cancel
-    or a newer version of the document). A BaseException, as ``asyncio.CancelledError`` is:
-    no ``except Exception`` turns it into a rule's failure or a report."""
-
-
-# the event that stops the checks of this thread (None: nothing can stop them, as in lint)
-STOP: ContextVar[threading.Event | None] = ContextVar("skillcheck_stop", default=None)
-
-
-@contextmanager
-def stoppable(event: threading.Event) -> Iterator[None]:
-    """The checks run inside stop (raise ``Stopped``) before their next rule once ``event``
-    is set."""
-    token = STOP.set(event)
-    try:
-        yield
-    finally:
-        STOP.reset(token)
-
-
-def stop_point() -> None:
-    """Raise ``Stopped`` when this thread's checks were asked to stop."""
-    event = STOP.get()
-    if event is not None and event.is_set():
-        raise Stopped
 
 
 Owner = Skill | SkillSummary | None

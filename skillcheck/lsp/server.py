@@ -6,7 +6,7 @@ quiet for ``DEBOUNCE`` seconds, always from the editor's buffer. Rules over seve
 at a time, in a worker thread, so the server keeps answering; an exception while checking a
 document is reported as one diagnostic and in the log, and the server goes on.
 
-A check stops (``engine.check.Stopped``, between two rules) once nobody wants its result:
+A check stops (``source.stop.Stopped``, at its next stop point) once nobody wants its result:
 its requests were cancelled (``$/cancelRequest``, answered -32800), a newer version of the
 document arrived (newest version wins; a request waiting for the stale check is answered
 -32801 ContentModified), the document was closed, or a request needs the worker while the
@@ -48,11 +48,11 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from skillcheck import __version__
-from skillcheck.engine.check import Stopped, stop_point, stoppable
 from skillcheck.lsp import analysis
 from skillcheck.lsp.framing import FramedReader
 from skillcheck.source.load import MAX_READ, read_regular
 from skillcheck.source.skill import Diagnostic, Severity
+from skillcheck.source.stop import Stopped, stop_point, stoppable
 from skillcheck.source.text import decode_text, split_lines
 
 T = TypeVar("T")
