@@ -10,7 +10,7 @@ A check stops (``source.stop.Stopped``, at its next stop point) once nobody want
 its requests were cancelled (``$/cancelRequest``, answered -32800), a newer version of the
 document arrived (newest version wins; a request waiting for the stale check is answered
 -32801 ContentModified), the document was closed, or a request needs the worker while the
-check only publishes diagnostics (it gives way and runs again after the request's check).
+check only publishes diagnostics (it gives way and runs again once no request waits).
 
 Every request is answered, with a result or an error: before ``initialize`` with -32002,
 with malformed parameters with -32602, and an error never carries a traceback (that goes to
@@ -159,6 +159,9 @@ class SkillServer(LanguageServer):
         super().__init__("skillcheck", __version__, protocol_cls=Protocol)
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.jobs: dict[tuple[str, int | None, bool], Job] = {}
+        self.requests = 0  # requests waiting for a check
+        self.no_requests = asyncio.Event()  # set while there are none: publishing may start
+        self.no_requests.set()
         self.checked: dict[str, tuple[int | None, analysis.Checked]] = {}
         self.collection: dict[str, list[Diagnostic]] = {}
         self.lock = threading.Lock()  # one check at a time: rules share per-run tables
@@ -348,6 +351,8 @@ class SkillServer(LanguageServer):
         job.parties += 1
         job.requests += request
         if request:
+            self.requests += 1
+            self.no_requests.clear()
             for other in self.jobs.values():
                 if other is not job and other.requests == 0:
                     other.stop.set()  # publishing only: it is started again after
@@ -363,6 +368,10 @@ class SkillServer(LanguageServer):
         finally:
             job.parties -= 1
             job.requests -= request
+            if request:
+                self.requests -= 1
+                if not self.requests:
+                    self.no_requests.set()
 
     async def current(self, uri: str) -> analysis.Checked | None:
         """The latest check of the buffer, redone (in a worker thread) when it changed since;
@@ -399,6 +408,8 @@ class SkillServer(LanguageServer):
                 if delay:
                     await asyncio.sleep(delay)
                 while True:
+                    # after the requests: their checks take the worker first
+                    await self.no_requests.wait()
                     found = self.buffer(uri)
                     if found is None:
                         return
@@ -425,9 +436,10 @@ class SkillServer(LanguageServer):
         task = asyncio.get_running_loop().create_task(run())
         self.pending[uri] = task
 
-    def stop_all(self, uri: str) -> None:
-        for key, job in self.jobs.items():
-            if key[0] == uri:
+    def stop_checks(self, uri: str, but: int | None = None) -> None:
+        """Stop the checks of ``uri`` (but those of version ``but``)."""
+        for (of, version, _), job in self.jobs.items():
+            if of == uri and (but is None or version != but):
                 job.stop.set()
 
 
@@ -440,6 +452,8 @@ def make_server() -> SkillServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SkillServer, params: types.DidChangeTextDocumentParams) -> None:
+        # newest version wins: what checks an older one is stale at once
+        ls.stop_checks(params.text_document.uri, but=params.text_document.version)
         ls.schedule(params.text_document.uri, DEBOUNCE, collection=False)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -452,7 +466,7 @@ def make_server() -> SkillServer:
         task = ls.pending.pop(uri, None)
         if task is not None:
             task.cancel()
-        ls.stop_all(uri)
+        ls.stop_checks(uri)
         ls.checked.pop(uri, None)
         ls.collection.pop(uri, None)
         ls.text_document_publish_diagnostics(
