@@ -319,8 +319,9 @@ def test_a_newer_version_stops_the_stale_check(stoppable: StoppableClient, tmp_p
     assert "result" in stoppable.ask("textDocument/hover", _hover(uri))
 
 
+@pytest.mark.parametrize("method", ["textDocument/hover", "textDocument/codeAction"])
 def test_a_request_is_answered_while_a_long_check_runs(
-    stoppable: StoppableClient, tmp_path: Path
+    stoppable: StoppableClient, tmp_path: Path, method: str
 ) -> None:
     _initialize(stoppable, tmp_path)
     slow = _skill(tmp_path) / "SKILL.md"
@@ -330,7 +331,15 @@ def test_a_request_is_answered_while_a_long_check_runs(
     other = tmp_path / "t"
     other.mkdir()
     (other / "SKILL.md").write_text("---\nname: t\ndescription: Does t. Use when t.\n---\n# T\n")
-    assert "result" in stoppable.ask("textDocument/hover", _hover(_uri(other / "SKILL.md")))
+    params = _hover(_uri(other / "SKILL.md"))
+    if method == "textDocument/codeAction":  # a check, then the fixes: both before A again
+        whole = {"start": {"line": 0, "character": 0}, "end": {"line": 5, "character": 0}}
+        params = {
+            "textDocument": params["textDocument"],
+            "range": whole,
+            "context": {"diagnostics": []},
+        }
+    assert "result" in stoppable.ask(method, params)
     stoppable.expect("stopped A")  # the publishing check gave way...
     stoppable.expect("checking A")  # ...and runs again after the request
     stoppable.notify("exit", None)

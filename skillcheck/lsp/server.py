@@ -25,12 +25,13 @@ blocking (a FIFO or a device there gives nothing).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TypeVar
@@ -306,7 +307,8 @@ class SkillServer(LanguageServer):
                 return func(*args)
 
         try:
-            return await self.within_budget(in_daemon(run))
+            with self.requesting():
+                return await self.within_budget(in_daemon(run))
         except asyncio.CancelledError:
             stop.set()
             raise
@@ -350,16 +352,10 @@ class SkillServer(LanguageServer):
         only publish give way (they are started again after it)."""
         job.parties += 1
         job.requests += request
-        if request:
-            self.requests += 1
-            self.no_requests.clear()
-            for other in self.jobs.values():
-                if other is not job and other.requests == 0:
-                    other.stop.set()  # publishing only: it is started again after
-                    other.preempted = True
         try:
             if request:
-                return await self.within_budget(job.future)
+                with self.requesting():
+                    return await self.within_budget(job.future)
             return await asyncio.shield(job.future)
         except asyncio.CancelledError:
             if job.parties == 1:
@@ -368,10 +364,23 @@ class SkillServer(LanguageServer):
         finally:
             job.parties -= 1
             job.requests -= request
-            if request:
-                self.requests -= 1
-                if not self.requests:
-                    self.no_requests.set()
+
+    @contextlib.contextmanager
+    def requesting(self) -> Iterator[None]:
+        """While a request waits for the worker: the checks that only publish give way (they
+        are started again once no request waits)."""
+        self.requests += 1
+        self.no_requests.clear()
+        for job in self.jobs.values():
+            if job.requests == 0:
+                job.stop.set()
+                job.preempted = True
+        try:
+            yield
+        finally:
+            self.requests -= 1
+            if not self.requests:
+                self.no_requests.set()
 
     async def current(self, uri: str) -> analysis.Checked | None:
         """The latest check of the buffer, redone (in a worker thread) when it changed since;
@@ -408,8 +417,8 @@ class SkillServer(LanguageServer):
                 if delay:
                     await asyncio.sleep(delay)
                 while True:
-                    # after the requests: their checks take the worker first
-                    await self.no_requests.wait()
+                    while self.requests:  # after the requests: they take the worker first
+                        await self.no_requests.wait()
                     found = self.buffer(uri)
                     if found is None:
                         return
