@@ -330,7 +330,7 @@ class SkillServer(LanguageServer):
         A new version stops the checks of the others (newest version wins)."""
         key = (uri, version, collection)
         job = self.jobs.get(key)
-        if job is not None:
+        if job is not None and not job.stop.is_set():  # a stopping one is not shared
             return job
         for other_key, other in self.jobs.items():
             if other_key[0] == uri and version is not None and other_key[1] != version:
@@ -396,7 +396,9 @@ class SkillServer(LanguageServer):
         cached = self.checked.get(uri)
         if cached is not None and cached[0] == version and version is not None:
             return cached[1]
-        job = self.jobs.get((uri, version, True)) or self.start(uri, version, text, False)
+        job = self.jobs.get((uri, version, True))
+        if job is None or job.stop.is_set():
+            job = self.start(uri, version, text, False)
         try:
             checked = await self.wait(job, request=True)
         except Stopped:
