@@ -37,6 +37,7 @@ from skillcheck.source.skill import (
     SkillSummary,
     Span,
 )
+from skillcheck.source.stop import STOP, Stopped
 from skillcheck.targets import TARGETS
 
 
@@ -120,6 +121,8 @@ class SuppressionsInput:
 
 
 Subject = SkillInput | CollectionInput | DiscoveryInput | SuppressionsInput
+
+
 Owner = Skill | SkillSummary | None
 
 
@@ -133,15 +136,20 @@ def dispatch(
     not one per rule, and no generator per rule: for skills this runs 80 times a skill.
     """
     rule = None
+    stop = STOP.get()  # looked up once: the check between rules is one attribute read
     try:
         if isinstance(subject, SkillInput):
             skill = subject.skill
             for rule in rules:
+                if stop is not None and stop.is_set():
+                    raise Stopped
                 if isinstance(rule, SkillRule):
                     for finding in rule.check(skill, ctx):
                         yield rule, skill, finding
         elif isinstance(subject, CollectionInput):
             for rule in rules:
+                if stop is not None and stop.is_set():
+                    raise Stopped
                 if isinstance(rule, CollectionRule):
                     for summary, finding in rule.check(subject.summaries, ctx):
                         yield rule, summary, finding
