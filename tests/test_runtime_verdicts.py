@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -23,9 +24,13 @@ VERSIONS = json.loads((ROOT / "bench/runtimes/versions.json").read_text(encoding
 
 
 def _bench(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / f"bench/runtimes/{name}.py")
+    qualified = f"bench_runtimes_{name}"
+    if qualified in sys.modules:
+        return sys.modules[qualified]
+    spec = importlib.util.spec_from_file_location(qualified, ROOT / f"bench/runtimes/{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module  # dataclasses look their module up while it loads
     spec.loader.exec_module(module)
     return module
 
@@ -130,3 +135,24 @@ def test_targets_not_run_here_say_so() -> None:
     for name, target in TARGETS.items():
         if name not in run_here:
             assert target.checked.startswith("modelled from"), name
+
+
+def test_the_claude_code_listing_is_read_entry_by_entry() -> None:
+    """The listing the harness captures: `(name)` when it differs from the folder, line
+    breaks kept, a `- x: ` line inside a description is no entry, name-only entries past the
+    budget have no description, and the section after the listing is not part of the last."""
+    harness = _bench("harness")
+    harness._claude_builtin_skills = {"dataviz"}
+    listing = (
+        "- alpha: First line.\n- not-a-skill: still alpha\n"
+        "- beta (Beta Tools): Second.\n"
+        "- dataviz: Built in.\n"
+        "- gamma\n- delta (d)\n\nToday's date is 2026-11-28."
+    )
+    got = harness.listed_descriptions(listing, {"alpha", "beta", "gamma", "delta", "omega"})
+    assert got == {
+        "alpha": ("alpha", "First line.\n- not-a-skill: still alpha"),
+        "beta": ("Beta Tools", "Second."),
+        "gamma": ("gamma", None),
+        "delta": ("d", None),
+    }
