@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import math
+import random
 import statistics
 import subprocess
 import sys
@@ -43,6 +44,17 @@ def _load_corpus_module():
     sys.modules["token_corpus"] = module  # dataclasses look their module up while defined
     spec.loader.exec_module(module)
     return module
+
+
+def test_every_sentence_template_of_the_corpus_renders() -> None:
+    # the templates are data (bench/token_corpus_words.json): a slot naming no word list or
+    # generator, or left unfilled, would fail here rather than in a calibration run
+    corpus = _load_corpus_module()
+    rng = random.Random(0)
+    for template in corpus.SENTENCES:
+        text = corpus.render(rng, template)
+        assert "{" not in text and "}" not in text, (template, text)
+        assert text.strip() == text and len(text) > 20, (template, text)
 
 
 SAMPLE = """---
