@@ -18,8 +18,9 @@ from skillcheck.cli.common import (
     emit_chunks,
     handle_errors,
     load_settings,
+    rule_selection,
+    rule_selection_options,
     run_options,
-    split_codes,
     use_color,
 )
 from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
@@ -36,14 +37,7 @@ from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
     help="Output format.",
 )
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report to FILE.")
-@click.option(
-    "--select",
-    multiple=True,
-    metavar="CODES",
-    help="Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.",
-)
-@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to add.")
-@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to skip.")
+@rule_selection_options
 @click.option("--strict", is_flag=True, default=None, help="Fail on warnings and info too.")
 @click.option(
     "--tokenizer",
@@ -91,9 +85,6 @@ def lint(
     cache_dir,
     fmt,
     output,
-    select,
-    extend_select,
-    ignore,
     strict,
     tokenizer,
     statistics,
@@ -118,9 +109,7 @@ def lint(
     from skillcheck.report import ReportOptions, write
 
     overrides = {
-        "select": split_codes(select),
-        "extend_select": split_codes(extend_select),
-        "ignore": split_codes(ignore),
+        **rule_selection(),
         "strict": strict,
         "tokenizer": tokenizer,
     }
