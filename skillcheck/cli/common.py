@@ -260,27 +260,17 @@ def rule_selection() -> dict[str, list[str] | None]:
 def load_settings(
     config_file: Path | None, isolated: bool, target: str | None, **overrides: Any
 ) -> Settings:
-    from skillcheck.engine.config import build_settings
-    from skillcheck.settings import load_config
+    from skillcheck import api_lint as api
 
-    config = load_config(config_file, isolated=isolated)
-    return build_settings(config, target=target, **overrides)
+    return api.load_settings(config_file, isolated=isolated, target=target, **overrides)
 
 
 def run_options(settings: Settings, jobs: int, no_cache: bool, cache_dir: Path | None) -> Settings:
     """``settings`` with --jobs and the result cache (not configuration: they change how,
     not what)."""
-    import dataclasses  # not at the top: `skillcheck --help` need not import it
+    from skillcheck import api_lint as api
 
-    from skillcheck.source.machine import available_cpus
-
-    if no_cache:
-        cache_dir = None
-    elif cache_dir is None:
-        from skillcheck.engine.cache import default_directory
-
-        cache_dir = default_directory(settings.config_root or Path.cwd())
-    return dataclasses.replace(settings, jobs=jobs or available_cpus(), cache_dir=cache_dir)
+    return api.run_settings(settings, jobs=jobs, cache=not no_cache, cache_dir=cache_dir)
 
 
 def shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict):

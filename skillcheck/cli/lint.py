@@ -105,7 +105,7 @@ def lint(
     """
     import dataclasses  # not at the top: `skillcheck --help` need not import it
 
-    from skillcheck.engine.lint import lint as run_lint
+    from skillcheck import api_lint as api
     from skillcheck.report import ReportOptions, write
 
     overrides = {
@@ -121,9 +121,7 @@ def lint(
     settings = load_settings(config_file, isolated, target, **overrides)
     settings = run_options(settings, jobs, no_cache or fix or diff, cache_dir)
     if show_settings:
-        from skillcheck.engine.config import describe_settings
-
-        click.echo(describe_settings(settings, config_file, isolated, target, overrides, jobs))
+        click.echo(api.describe_settings(settings, config_file, isolated, target, overrides, jobs))
         return
     settings = dataclasses.replace(settings, figures=fmt in ("json", "html") or statistics)
     # on a terminal, for a human report only: never in a pipe or next to a machine format
@@ -131,7 +129,7 @@ def lint(
     progress = Progress("skillcheck: checking") if wanted else None
     # --fix and --diff edit the loaded documents: they keep them, in this process
     try:
-        result = run_lint(
+        result = api.lint(
             list(paths) or [Path(".")], settings, keep=bool(fix or diff), progress=progress
         )
     finally:
