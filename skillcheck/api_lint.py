@@ -1,8 +1,8 @@
 """The library calls that check skills: the settings of a run and ``lint``.
 
-Apart from ``api`` (which re-exports them beside ``catalog``, ``pack`` and ``install``) so that
-``skillcheck lint``, which the pre-commit hook starts on every commit, imports none of the
-packaging (archives, HTTP, the catalog manifest): a fifth of its start-up time.
+Kept apart from ``api`` (which re-exports them beside ``catalog``, ``pack`` and ``install``) so
+that ``skillcheck lint``, which the pre-commit hook starts on every commit, imports none of the
+packaging (archives, HTTP, the catalog manifest): about a fifth of its import time.
 """
 
 from __future__ import annotations
