@@ -1,4 +1,4 @@
-"""A tree of 1,000 realistic skills is linted with every rule without reading any file twice.
+"""A tree of 300 realistic skills is linted with every rule without reading any file twice.
 
 Rules share one read of each file (``skillcheck.source.load.read_file``); the ``reads`` fixture
 counts the reads by wrapping ``load.read_regular``. As a second witness, every open of a path
@@ -24,11 +24,11 @@ from skillgen import generate
 
 from skillcheck.source.load import read_fd
 
-SKILLS = 1000
+SKILLS = 300
 
 
-@pytest.mark.slow  # lints a thousand skills
-def test_thousand_skills_every_file_read_exactly_once(
+@pytest.mark.slow  # lints 300 skills
+def test_300_skills_every_file_read_exactly_once(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -899,7 +899,7 @@ def generated_skills(draw: st.DrawFn) -> tuple[str, str]:
     return directory, text.replace("\n", draw(NEWLINES)) if odd(6) else text
 
 
-EXAMPLES = int(os.environ.get("SKILLCHECK_PARITY_EXAMPLES", "600"))
+EXAMPLES = int(os.environ.get("SKILLCHECK_PARITY_EXAMPLES", "300"))
 SEED = os.environ.get("SKILLCHECK_PARITY_SEED")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import itertools
 import math
@@ -395,12 +396,14 @@ def test_figures_are_unchanged_by_the_fast_paths() -> None:
         assert [estimate_tokens(doc.text) for doc in corpus] == SEED3_FIGURES
 
 
+@functools.cache  # loaded once: a table's count is pure, and loading costs each example
 def _scan_only_table() -> vocab._VocabTable:
     table = vocab._VocabTable(vocab._VOCAB_PATH)
     table.PROMOTE = 10**12  # never builds the hash set: every probe searches the arrays
     return table
 
 
+@functools.cache
 def _set_table() -> vocab._VocabTable:
     table = vocab._VocabTable(vocab._VOCAB_PATH)
     table.PROMOTE = 0  # the hash set from the first word
