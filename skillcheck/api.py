@@ -100,7 +100,13 @@ def catalog_root(paths: Sequence[Path]) -> Path:
 
 
 def manifest(result: LintResult, settings: Settings, paths: Sequence[Path]) -> dict[str, Any]:
-    """The catalog manifest of a checked result."""
+    """The catalog manifest of a checked result (kept skills, or each one's pack record)."""
+    if not result.loaded and result.extras:
+        return manifest_of_records(
+            zip([skill.root for skill in result.skills], result.extras, strict=True),
+            catalog_root(paths),
+            generator=f"skillcheck {__version__}",
+        )
     return build_manifest(
         result.loaded,
         catalog_root(paths),
@@ -158,11 +164,7 @@ def pack(
     check_destination(output, well_known, uploads, base_url)
     if output is not None:  # no skill loaded in this process: each one's record instead
         result = check_for_shipping(paths, settings, progress=progress, records=True, allow=allow)
-        data = manifest_of_records(
-            zip([skill.root for skill in result.skills], result.extras, strict=True),
-            catalog_root(paths),
-            generator=f"skillcheck {__version__}",
-        )
+        data = manifest(result, settings, paths)
         sources = {
             record["entry"]["name"]: Source(skill.root, skill.display_root, record["links"])
             for skill, record in zip(result.skills, result.extras, strict=True)

@@ -41,7 +41,9 @@ def catalog(
 
     settings = shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict)
     with refusal_shown(quiet) as progress:
-        result = check_for_shipping(paths, settings, progress=progress)
+        # the XML block reads the loaded skills; the manifest, each one's cached pack record
+        records = fmt != "xml"
+        result = check_for_shipping(paths, settings, progress=progress, records=records)
     check_output(output, result.skills, paths)
     if fmt == "xml":
         emit(render_xml(result.loaded) + "\n", output)

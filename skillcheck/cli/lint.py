@@ -137,13 +137,22 @@ def lint(
         click.echo(describe_settings(settings, config_file, isolated, target, overrides, jobs))
         return
     settings = dataclasses.replace(settings, figures=fmt in ("json", "html") or statistics)
+    extra = None
+    if settings.cache_dir is not None:  # what a later pack or catalog takes from the cache
+        from skillcheck.package.catalog import reusable
+
+        settings, extra = reusable(settings)
     # on a terminal, for a human report only: never in a pipe or next to a machine format
     wanted = fmt == "text" and Progress.wanted(quiet)
     progress = Progress("skillcheck: checking") if wanted else None
     # --fix and --diff edit the loaded documents: they keep them, in this process
     try:
         result = run_lint(
-            list(paths) or [Path(".")], settings, keep=bool(fix or diff), progress=progress
+            list(paths) or [Path(".")],
+            settings,
+            keep=bool(fix or diff),
+            progress=progress,
+            extra=extra,
         )
     finally:
         if progress is not None:

@@ -72,6 +72,9 @@ class Extra:
     # whether a value read back from the cache has the shape ``derive`` gives: a damaged or
     # planted entry is a miss, never an error
     valid: Callable[[Any], bool] | None = None
+    # False: derived and cached for a later run's use, never read back by this one (lint
+    # caching pack's record): an entry without it is still a hit, its value None
+    needed: bool = True
 
 
 CHUNK = 8  # skills sent to a worker at a time
@@ -274,6 +277,8 @@ class CheckRun:
         if self.cache is not None:
             listing = scan(root, self.listings)
             extra = self.spec.extra
+            if extra is not None and not extra.needed:
+                extra = None
             hit, entry = self.cache.lookup(
                 root, listing, self.figures, None if extra is None else extra.name
             )
