@@ -12,6 +12,7 @@ from typing import Any
 from skillcheck import __version__
 from skillcheck.engine.lint import LintResult, lint
 from skillcheck.engine.runner import Extra, RunProgress
+from skillcheck.engine.timing import stage
 from skillcheck.errors import RefusedContent, UsageError
 from skillcheck.package.bundle import Source, write_bundle
 from skillcheck.package.bundlecheck import valid_pack_record
@@ -164,12 +165,14 @@ def pack(
     check_destination(output, well_known, uploads, base_url)
     if output is not None:  # no skill loaded in this process: each one's record instead
         result = check_for_shipping(paths, settings, progress=progress, records=True, allow=allow)
-        data = manifest(result, settings, paths)
+        with stage("manifest"):
+            data = manifest(result, settings, paths)
         sources = {
             record["entry"]["name"]: Source(skill.root, skill.display_root, record["links"])
             for skill, record in zip(result.skills, result.extras, strict=True)
         }
-        digest = write_bundle(data, sources, output, fmt=fmt, mtime=mtime)
+        with stage("bundle: read, compress, write"):
+            digest = write_bundle(data, sources, output, fmt=fmt, mtime=mtime)
         return Packed(len(result.skills), output, digest, let_through=result.counts())
     if uploads is not None and UPLOAD_TARGET not in settings.targets:
         # an upload zip is for claude.ai and the Skills API: its gate is that loader's rules

@@ -12,6 +12,7 @@ from skillcheck.cli.common import (
     emit,
     handle_errors,
     let_through_note,
+    profile_option,
     refusal_shown,
     rule_selection_options,
     shipping_settings,
@@ -32,6 +33,7 @@ from skillcheck.cli.common import (
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write to FILE.")
 @click.option("--strict", is_flag=True, default=None, help="Refuse on any finding.")
 @handle_errors
+@profile_option
 def catalog(
     paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, fmt, output, strict
 ) -> None:

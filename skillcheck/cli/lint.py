@@ -18,6 +18,7 @@ from skillcheck.cli.common import (
     emit_chunks,
     handle_errors,
     load_settings,
+    profile_option,
     run_options,
     split_codes,
     use_color,
@@ -80,6 +81,7 @@ from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
     help="Print the effective configuration and where each value comes from; lint nothing.",
 )
 @handle_errors
+@profile_option
 def lint(
     paths,
     config_file,
@@ -115,6 +117,7 @@ def lint(
     import dataclasses  # not at the top: `skillcheck --help` need not import it
 
     from skillcheck.engine.lint import lint as run_lint
+    from skillcheck.engine.timing import stage
     from skillcheck.report import ReportOptions, write
 
     overrides = {
@@ -191,7 +194,8 @@ def lint(
         outcome_rules=outcome_rules,
         hidden=hidden,
     )
-    emit_chunks(lambda sink: write(fmt, result, options, sink), output)
+    with stage("report"):
+        emit_chunks(lambda sink: write(fmt, result, options, sink), output)
     if fmt == "github" and not quiet:
         # the annotations alone give a CI log no totals: the text summary goes beside them,
         # on stderr, so the annotation stream stays one workflow command a line
