@@ -144,7 +144,7 @@ def lint(
     if settings.cache_dir is not None:  # what a later pack or catalog takes from the cache
         from skillcheck.package.catalog import reusable
 
-        settings, extra = reusable(settings)
+        settings, extra = reusable(settings, list(paths) or [Path(".")])
     # on a terminal, for a human report only: never in a pipe or next to a machine format
     wanted = fmt == "text" and Progress.wanted(quiet)
     progress = Progress("skillcheck: checking") if wanted else None

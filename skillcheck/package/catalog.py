@@ -674,12 +674,14 @@ def cacheable_pack_record(skill: Skill, summary: Any, *, tokenizer: str) -> dict
         return {"error": str(exc), "vanished": False}
 
 
-def reusable(settings: Settings) -> tuple[Settings, Extra | None]:
+def reusable(settings: Settings, paths: Iterable[Path]) -> tuple[Settings, Extra | None]:
     """``settings`` and the Extra for a lint run whose cache entries a later ``pack`` or
     ``catalog`` of the same unchanged skills, with the same configuration, takes as they are:
     with the result cache on, each skill's token figures and pack record are computed where
-    it is checked and cached with its result (a run without the cache gains nothing)."""
-    if settings.cache_dir is None:
+    it is checked and cached with its result (a run without the cache gains nothing). Only
+    for directory PATHs, the form pack takes: a pre-commit run over files stays lean (no
+    ignore matcher, no Markdown parse of a clean SKILL.md)."""
+    if settings.cache_dir is None or not all(os.path.isdir(p) for p in paths):
         return settings, None
     tokenizer = settings.options.get("tokenizer", "estimate")
     derive = functools.partial(cacheable_pack_record, tokenizer=tokenizer)
