@@ -667,6 +667,8 @@ def cacheable_pack_record(skill: Skill, summary: Any, *, tokenizer: str) -> dict
     anything that depends on the moment rather than on the files (one changed, vanished or
     could not be read while lint read it), and never an error of lint's own."""
     try:
+        if any(sf.size > _READ_BOUND for sf in shipped_files(skill)):
+            return None  # lint reads no more of a file than this: pack reads it whole
         return _entry_and_links(skill, summary, tokenizer)
     except (VanishedError, ChangedError, OSError, ValueError):
         return None
