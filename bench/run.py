@@ -631,6 +631,16 @@ class Bench:
                     run_once([*warm_cmd, str(tree)], cwd=self.cwd, env=self.env, ok=(0,))
 
             self.measure(warm, [*warm_cmd, str(tree)], runs, before=filled)
+        # lint then pack, as a CI job runs them: the cache filled by an untimed lint
+        after = Row(f"pack-after-lint-{size}", f"pack -o out.tar.gz, {n}, after a lint", "s")
+        lint_first = [self.ours.path, "lint", "--isolated", "-q", str(tree)]
+        if self.has_cache:
+
+            def linted(i: int) -> None:
+                fresh(i)
+                run_once(lint_first, cwd=self.cwd, env=self.env, ok=(0, 1))
+
+            self.measure(after, [*warm_cmd, str(tree)], runs, before=linted)
         tar = Row(f"tar-{size}", "tar czf, same files", "s", peer=True)
         tar_cmd = ["tar", "czf", str(out / "tar.tar.gz"), "-C", str(tree.parent), tree.name]
         self.measure(tar, tar_cmd, runs, before=fresh)
@@ -641,13 +651,14 @@ class Bench:
                 limit = lint.median + 1.5 * tar.median
                 ok = "ok" if pack.median <= limit else "OVER"
                 pack.notes.append(f"target <= lint + 1.5 tar = {limit:.2f} s: {ok}")
-        if warm.median and tar.median:
-            ratio = warm.median / tar.median
-            warm.notes.append(f"pack/tar {ratio:.2f}")
-            if size == 1000:
-                ok = "ok" if ratio <= PACK_TAR_TARGET else "OVER"
-                warm.notes.append(f"target pack/tar <= {PACK_TAR_TARGET:g}: {ok}")
-        self.sections["pack"] += [catalog, pack, lint, warm, tar]
+        for row in (warm, after):
+            if row.median and tar.median:
+                ratio = row.median / tar.median
+                row.notes.append(f"pack/tar {ratio:.2f}")
+                if size == 1000:
+                    ok = "ok" if ratio <= PACK_TAR_TARGET else "OVER"
+                    row.notes.append(f"target pack/tar <= {PACK_TAR_TARGET:g}: {ok}")
+        self.sections["pack"] += [catalog, pack, lint, warm, after, tar]
         shutil.rmtree(out, ignore_errors=True)
 
     def rows(self) -> list[Row]:

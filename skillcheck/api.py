@@ -13,6 +13,7 @@ from typing import Any
 from skillcheck import __version__
 from skillcheck.api_lint import LintResult, describe_settings, lint, load_settings, run_settings
 from skillcheck.engine.runner import Extra, RunProgress
+from skillcheck.engine.timing import stage
 from skillcheck.errors import RefusedContent, UsageError
 from skillcheck.package.archive import DEFAULT_LIMITS, Limits
 from skillcheck.package.bundle import Source, write_bundle
@@ -114,7 +115,13 @@ def catalog_root(paths: Sequence[Path]) -> Path:
 
 
 def manifest(result: LintResult, settings: Settings, paths: Sequence[Path]) -> dict[str, Any]:
-    """The catalog manifest of a checked result."""
+    """The catalog manifest of a checked result (kept skills, or each one's pack record)."""
+    if not result.loaded and result.extras:
+        return manifest_of_records(
+            zip([skill.root for skill in result.skills], result.extras, strict=True),
+            catalog_root(paths),
+            generator=f"skillcheck {__version__}",
+        )
     return build_manifest(
         result.loaded,
         catalog_root(paths),
@@ -172,16 +179,14 @@ def pack(
     check_destination(output, well_known, uploads, base_url)
     if output is not None:  # no skill loaded in this process: each one's record instead
         result = check_for_shipping(paths, settings, progress=progress, records=True, allow=allow)
-        data = manifest_of_records(
-            zip([skill.root for skill in result.skills], result.extras, strict=True),
-            catalog_root(paths),
-            generator=f"skillcheck {__version__}",
-        )
+        with stage("manifest"):
+            data = manifest(result, settings, paths)
         sources = {
             record["entry"]["name"]: Source(skill.root, skill.display_root, record["links"])
             for skill, record in zip(result.skills, result.extras, strict=True)
         }
-        digest = write_bundle(data, sources, output, fmt=fmt, mtime=mtime)
+        with stage("bundle: read, compress, write"):
+            digest = write_bundle(data, sources, output, fmt=fmt, mtime=mtime)
         return Packed(len(result.skills), output, digest, let_through=result.counts())
     if uploads is not None and UPLOAD_TARGET not in settings.targets:
         # an upload zip is for claude.ai and the Skills API: its gate is that loader's rules

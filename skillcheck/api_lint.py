@@ -11,13 +11,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from skillcheck.engine import timing  # --profile's stages, for the commands
 from skillcheck.engine.cache import default_directory
 from skillcheck.engine.config import build_settings, describe_settings
 from skillcheck.engine.lint import LintResult, lint
 from skillcheck.settings import Settings, load_config
 from skillcheck.source.machine import available_cpus
 
-__all__ = ["LintResult", "describe_settings", "lint", "load_settings", "run_settings"]
+__all__ = [
+    "LintResult",
+    "describe_settings",
+    "lint",
+    "load_settings",
+    "run_settings",
+    "timing",
+]
 
 
 def load_settings(

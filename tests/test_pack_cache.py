@@ -200,3 +200,84 @@ def test_a_damaged_record_in_the_cache_is_a_miss(
     warm = pack(tree, tmp_path / "warm.tar.gz", cache)
     assert warm.exit_code == 0, warm.output
     assert (tmp_path / "warm.tar.gz").read_bytes() == (tmp_path / "cold.tar.gz").read_bytes()
+
+
+def lint(tree: Path, cache: Path | None, *extra: str) -> Any:
+    cache_args = ["--no-cache"] if cache is None else ["--cache-dir", str(cache)]
+    return invoke("lint", "--isolated", "-q", *cache_args, *extra, str(tree))
+
+
+@pytest.mark.parametrize("fmt", ["text", "sarif", "json"])
+def test_a_pack_after_a_lint_loads_no_skill_and_ships_the_same_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: None, fmt: str
+) -> None:
+    """The order a CI job runs them: lint, then pack of the same unchanged tree with the
+    same configuration. Whatever format lint reported in, its cache entries hold what the
+    pack needs (figures, manifest entry): the pack checks and loads no skill again."""
+    tree = tmp_path / "skills"
+    generate(tree, 12)
+    cache = tmp_path / "cache"
+    assert pack(tree, tmp_path / "cold.tar.gz", None).exit_code == 0
+    assert lint(tree, cache, "--format", fmt).exit_code == 0
+    reads = counting_reads(monkeypatch)
+    loads = counting_loads(monkeypatch)
+    after = pack(tree, tmp_path / "after.tar.gz", cache)
+    assert after.exit_code == 0, after.output
+    assert loads == []
+    assert len(reads) == len(set(reads)) == 5 * 12  # into the bundle only
+    assert (tmp_path / "after.tar.gz").read_bytes() == (tmp_path / "cold.tar.gz").read_bytes()
+
+
+def test_a_lint_with_its_cache_reports_what_one_without_it_reports(
+    tmp_path: Path, settled: None
+) -> None:
+    """What lint computes for a later pack (token figures, manifest entries) changes no
+    byte of its own report, cold or warm, in any format."""
+    tree = tmp_path / "skills"
+    generate(tree, 12)
+    # a skill no catalog takes (its name): its cached record is an error, never lint's
+    write_skill(tree, "Bad_Name", frontmatter="name: Bad_Name\ndescription: Does a thing.\n")
+    cache = tmp_path / "cache"
+    for fmt in ("text", "json", "sarif", "github", "junit"):
+        plain = lint(tree, None, "--format", fmt)
+        cold = lint(tree, cache / fmt, "--format", fmt)
+        warm = lint(tree, cache / fmt, "--format", fmt)
+        assert plain.exit_code == cold.exit_code == warm.exit_code == 1
+        assert plain.stdout == cold.stdout == warm.stdout, fmt
+
+
+def test_a_file_changed_after_a_lint_is_not_shipped_on_its_record(
+    tmp_path: Path, settled: None
+) -> None:
+    """A lint's cached records vouch only for the files it read: a file edited since (its
+    identity differs) is checked again by pack, and the bundle holds the new bytes."""
+    tree = tmp_path / "skills"
+    skill = write_skill(tree, "demo", files={"references/guide.md": "# Guide\n\nOld.\n"})
+    cache = tmp_path / "cache"
+    assert lint(tree, cache).exit_code == 0
+    guide = skill / "references" / "guide.md"
+    guide.write_text("# Guide\n\nNew text.\n")
+    os.utime(guide, ns=(1_000_000_000, 1_000_000_000))
+    warm = pack(tree, tmp_path / "warm.tar.gz", cache)
+    assert warm.exit_code == 0, warm.output
+    assert pack(tree, tmp_path / "cold.tar.gz", None).exit_code == 0
+    assert (tmp_path / "warm.tar.gz").read_bytes() == (tmp_path / "cold.tar.gz").read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown"])
+def test_a_catalog_after_a_lint_loads_no_skill_and_writes_the_same_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: None, fmt: str
+) -> None:
+    tree = tmp_path / "skills"
+    generate(tree, 12)
+    cache = tmp_path / "cache"
+    args = ["catalog", "--isolated", "--format", fmt, str(tree)]
+    cold = invoke(*args[:1], "--no-cache", *args[1:])
+    assert cold.exit_code == 0, cold.output
+    assert lint(tree, cache).exit_code == 0
+    loads = counting_loads(monkeypatch)
+    reads = counting_reads(monkeypatch)
+    after = invoke(*args[:1], "--cache-dir", str(cache), *args[1:])
+    assert after.exit_code == 0, after.output
+    assert loads == [] and reads == []
+    assert after.stdout == cold.stdout

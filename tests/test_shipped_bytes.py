@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import invoke, write_skill
 
-from skillcheck.package import catalog
+from skillcheck.engine import cache as cache_module
+from skillcheck.package import bundle, catalog
 
 # an SK702 error (a GitHub token), made up for the test
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -54,6 +55,7 @@ def _change_when_pack_reads(
         return real(root, rel, *args, **kwargs)
 
     monkeypatch.setattr(catalog, "read_in_root", read_in_root)
+    monkeypatch.setattr(bundle, "read_in_root", read_in_root)  # the bundle's own read
     return seen
 
 
@@ -75,7 +77,7 @@ def test_the_dirty_version_is_refused_by_the_gate(skill: Path, tmp_path: Path) -
 
 @pytest.mark.parametrize("how", ["in-place", "renamed"])
 @pytest.mark.parametrize("dest", ["bundle", "well-known"])
-@pytest.mark.parametrize("cache", ["no-cache", "warm-cache"])
+@pytest.mark.parametrize("cache", ["no-cache", "warm-cache", "lint-cache"])
 @pytest.mark.parametrize("file", ["references/guide.md", "SKILL.md"])
 def test_a_file_changed_after_lint_read_it_is_never_shipped(
     skill: Path,
@@ -94,11 +96,18 @@ def test_a_file_changed_after_lint_read_it_is_never_shipped(
         assert _pack(tmp_path, dest, *options).exit_code == 0  # a clean pack fills the cache
         (tmp_path / "out.tar.gz").unlink(missing_ok=True)
         os.utime(target)  # the identity changes: lint checks the content again
+    if cache == "lint-cache":  # a lint run fills it, its entries settled at once: pack
+        # takes every skill's record as lint left it and reads the file only to ship it
+        monkeypatch.setattr(cache_module, "RACY_NS", 0)
+        lint = invoke("lint", "--isolated", "--jobs", "1", *options, "skills", cwd=tmp_path)
+        assert lint.exit_code == 0, lint.output
     seen = _change_when_pack_reads(monkeypatch, target, dirty, how)
     result = _pack(tmp_path, dest, *options)
     assert seen == [target], "the change was injected"
     assert result.exit_code == 1, result.stderr
-    assert "changed while it was being checked" in result.stderr
+    # read by lint and by the bundle's write: refused at the read that saw the change
+    changed = ("changed while it was being checked", "changed since the manifest was built")
+    assert any(message in result.stderr for message in changed), result.stderr
     if cache == "no-cache":
         assert not _shipped_anything(tmp_path)
     else:  # the well-known directory of the first pack stays as it was

@@ -12,6 +12,7 @@ from skillcheck.cli.common import (
     emit,
     handle_errors,
     let_through_note,
+    profile_option,
     refusal_shown,
     rule_selection_options,
     shipping_settings,
@@ -32,6 +33,7 @@ from skillcheck.cli.common import (
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write to FILE.")
 @click.option("--strict", is_flag=True, default=None, help="Refuse on any finding.")
 @handle_errors
+@profile_option
 def catalog(
     paths, config_file, isolated, target, quiet, jobs, no_cache, cache_dir, fmt, output, strict
 ) -> None:
@@ -41,7 +43,9 @@ def catalog(
 
     settings = shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict)
     with refusal_shown(quiet) as progress:
-        result = check_for_shipping(paths, settings, progress=progress)
+        # the XML block reads the loaded skills; the manifest, each one's cached pack record
+        records = fmt != "xml"
+        result = check_for_shipping(paths, settings, progress=progress, records=records)
     check_output(output, result.skills, paths)
     if fmt == "xml":
         emit(render_xml(result.loaded) + "\n", output)

@@ -75,6 +75,36 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def profile_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--profile``: print to stderr where the run spent its time, per stage (discovery,
+    loading, each rule, the cache, the report, packing), once the command is over, whatever
+    its exit status. Goes below ``handle_errors``: the table comes before an error's line."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, profile: bool = False, **kwargs: Any) -> Any:
+        if not profile:
+            return func(*args, **kwargs)
+        from skillcheck.api_lint import timing
+
+        timing.start()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            found = timing.active()
+            timing.stop()
+            if found is not None:
+                lines = found.summary()
+                click.echo("skillcheck: profile (seconds; stages charged their own time)", err=True)
+                for line in lines:
+                    click.echo(line, err=True)
+
+    return click.option(
+        "--profile",
+        is_flag=True,
+        help="Print where the run spent its time, per stage, to stderr.",
+    )(wrapper)
+
+
 def _internal(what: str) -> str:
     return (
         f"internal error: {what} (set SKILLCHECK_DEBUG=1 for the traceback, and please report it)"

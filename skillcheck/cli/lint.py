@@ -18,6 +18,7 @@ from skillcheck.cli.common import (
     emit_chunks,
     handle_errors,
     load_settings,
+    profile_option,
     rule_selection,
     rule_selection_options,
     run_options,
@@ -74,6 +75,7 @@ from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
     help="Print the effective configuration and where each value comes from; lint nothing.",
 )
 @handle_errors
+@profile_option
 def lint(
     paths,
     config_file,
@@ -124,13 +126,25 @@ def lint(
         click.echo(api.describe_settings(settings, config_file, isolated, target, overrides, jobs))
         return
     settings = dataclasses.replace(settings, figures=fmt in ("json", "html") or statistics)
+    extra = None
+    searched = list(paths) or [Path(".")]
+    # what a later pack or catalog takes from the cache (pack takes directories: a run over
+    # files, as pre-commit's, imports nothing of the packager)
+    if settings.cache_dir is not None and all(p.is_dir() for p in searched):
+        from skillcheck.package.catalog import reusable
+
+        settings, extra = reusable(settings, searched)
     # on a terminal, for a human report only: never in a pipe or next to a machine format
     wanted = fmt == "text" and Progress.wanted(quiet)
     progress = Progress("skillcheck: checking") if wanted else None
     # --fix and --diff edit the loaded documents: they keep them, in this process
     try:
         result = api.lint(
-            list(paths) or [Path(".")], settings, keep=bool(fix or diff), progress=progress
+            list(paths) or [Path(".")],
+            settings,
+            keep=bool(fix or diff),
+            progress=progress,
+            extra=extra,
         )
     finally:
         if progress is not None:
@@ -169,7 +183,8 @@ def lint(
         outcome_rules=outcome_rules,
         hidden=hidden,
     )
-    emit_chunks(lambda sink: write(fmt, result, options, sink), output)
+    with api.timing.stage("report"):
+        emit_chunks(lambda sink: write(fmt, result, options, sink), output)
     if fmt == "github" and not quiet:
         # the annotations alone give a CI log no totals: the text summary goes beside them,
         # on stderr, so the annotation stream stays one workflow command a line

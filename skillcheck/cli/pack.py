@@ -12,6 +12,7 @@ from skillcheck.cli.common import (
     common_skill_options,
     handle_errors,
     let_through_note,
+    profile_option,
     refusal_shown,
     rule_selection_options,
     shipping_settings,
@@ -55,6 +56,7 @@ from skillcheck.cli.common import (
 )
 @allow_option
 @handle_errors
+@profile_option
 def pack(
     paths,
     config_file,

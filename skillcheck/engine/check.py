@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.analysis.fragments import fragment_evidence
+from skillcheck.engine import timing
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
 from skillcheck.rules.base import (
@@ -140,11 +141,18 @@ def dispatch(
     try:
         if isinstance(subject, SkillInput):
             skill = subject.skill
+            profile = timing.active()
             for rule in rules:
                 if stop is not None and stop.is_set():
                     raise Stopped
                 if isinstance(rule, SkillRule):
-                    for finding in rule.check(skill, ctx):
+                    if profile is None:
+                        for finding in rule.check(skill, ctx):
+                            yield rule, skill, finding
+                        continue
+                    with profile.stage(f"rule {rule.code} {rule.slug}"):
+                        findings = list(rule.check(skill, ctx))
+                    for finding in findings:
                         yield rule, skill, finding
         elif isinstance(subject, CollectionInput):
             for rule in rules:

@@ -31,6 +31,7 @@ from skillcheck.engine.check import (
 )
 from skillcheck.engine.runner import CheckRun, Extra, RunProgress, collection_diagnostics
 from skillcheck.engine.suppress import apply_suppressions
+from skillcheck.engine.timing import stage
 from skillcheck.rules import Context, default_limits, limits_of
 from skillcheck.settings import Settings
 from skillcheck.source.discover import Discovery, Listings, Problem, discover
@@ -112,14 +113,15 @@ def lint(
     listings = Listings()
     run = CheckRun(rules, ctx, settings, keep, trees, extra, listings, progress)
     try:  # skills are checked (by workers) while the search goes on
-        found = discover(
-            paths,
-            exclude=settings.exclude,
-            exclude_root=settings.config_root,
-            respect_gitignore=settings.respect_gitignore,
-            on_skill=run.add,
-            listings=listings,
-        )
+        with stage("discovery (search for skills)"):
+            found = discover(
+                paths,
+                exclude=settings.exclude,
+                exclude_root=settings.config_root,
+                respect_gitignore=settings.respect_gitignore,
+                on_skill=run.add,
+                listings=listings,
+            )
         if progress is not None:
             progress.searched()
         checked = run.finish(found.skills)
@@ -127,11 +129,13 @@ def lint(
         run.close()
     skills = checked.summaries
     diagnostics = [diag for skill in skills for diag in skill.diagnostics]
-    diagnostics.extend(collection_diagnostics(checked, rules, ctx))
+    with stage("collection rules (all skills together)"):
+        diagnostics.extend(collection_diagnostics(checked, rules, ctx))
     _add_walk_problems(found, skills)
     diagnostics.extend(run_rules(DiscoveryInput(found), rules, ctx))
 
-    diagnostics = apply_suppressions(diagnostics, skills, rules, ctx)
+    with stage("suppressions"):
+        diagnostics = apply_suppressions(diagnostics, skills, rules, ctx)
     ignored = per_path_filter(settings)
     if ignored is not None:
         diagnostics = [d for d in diagnostics if not ignored(d)]

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from skillcheck.analysis.figures import skill_figures
 from skillcheck.analysis.paths import load_group
+from skillcheck.engine import timing
 from skillcheck.engine.cache import (
     ResultCache,
     input_digest,
@@ -34,6 +35,7 @@ from skillcheck.engine.cache import (
 )
 from skillcheck.engine.check import check_collection, check_skill
 from skillcheck.engine.summary import share_words, summarise
+from skillcheck.engine.timing import stage
 from skillcheck.errors import InternalError
 from skillcheck.rules import Context, Rule, all_rules
 from skillcheck.rules.base import tokenizer_spec
@@ -72,6 +74,9 @@ class Extra:
     # whether a value read back from the cache has the shape ``derive`` gives: a damaged or
     # planted entry is a miss, never an error
     valid: Callable[[Any], bool] | None = None
+    # False: derived and cached for a later run's use, never read back by this one (lint
+    # caching pack's record): an entry without it is still a hit, its value None
+    needed: bool = True
 
 
 CHUNK = 8  # skills sent to a worker at a time
@@ -108,6 +113,7 @@ class CheckerSpec:
     # the directories being linted, resolved: a SKILL.md symlinked into them is read
     trees: tuple[str, ...] = ()
     extra: Extra | None = None
+    profile: bool = False  # time each stage (``--profile``) and send the figures back
 
 
 class Checker:
@@ -134,9 +140,10 @@ class Checker:
     def __call__(self, task: Task) -> Done:
 
         root, display_root, listing, entry = task
-        skill = load_skill(root, display_root, listing, self.trees)
+        with stage("load skills (list, read)"):
+            skill = load_skill(root, display_root, listing, self.trees)
         cache = self.cache
-        if entry is not None and cache is not None and same_content(skill, entry):
+        if entry is not None and cache is not None and _same_content(skill, entry):
             summary = cache.summary_of(entry, self.figures, root)
             if summary is not None:
                 summary.display_root = display_root
@@ -150,7 +157,10 @@ class Checker:
         return self.check(skill)
 
     def _derive(self, skill: Skill, summary: SkillSummary) -> Any:
-        return None if self.extra is None else self.extra.derive(skill, summary)
+        if self.extra is None:
+            return None
+        with stage(f"derive {self.extra.name}"):
+            return self.extra.derive(skill, summary)
 
     def _named(self, value: Any) -> tuple[str, Any] | None:
         return None if self.extra is None else (self.extra.name, value)
@@ -161,19 +171,22 @@ class Checker:
         root = skill.root
         cache = self.cache
         if self.figures:  # counted once, before the budget rules, which then read them
-            skill_figures(skill, tokenizer_spec(self.ctx))
+            with stage("figures (token counts)"):
+                skill_figures(skill, tokenizer_spec(self.ctx))
         diagnostics = check_skill(skill, self.rules, self.ctx)
-        summary = summarise(skill, diagnostics, self.ctx, self.figures)
+        with stage("summarise"):
+            summary = summarise(skill, diagnostics, self.ctx, self.figures)
         extra = self._derive(skill, summary)
         digest = None
         if cache is not None or self.inputs:
-            summary.inputs = inputs_of(skill)
-            if cache is not None:
-                record = cache.record(
-                    skill, summary, summary.inputs, self.figures, self._named(extra)
-                )
-                cache.store(root, record)
-                digest = input_digest(record)
+            with stage("cache: write entries"):
+                summary.inputs = inputs_of(skill)
+                if cache is not None:
+                    record = cache.record(
+                        skill, summary, summary.inputs, self.figures, self._named(extra)
+                    )
+                    cache.store(root, record)
+                    digest = input_digest(record)
         if self.kept is not None:
             self.kept[root] = skill
         return root, summary, "checked", digest, extra
@@ -190,12 +203,17 @@ def _init_worker(spec: CheckerSpec) -> None:
     global _WORKER
     # Ctrl-C goes to the whole process group: the main process stops the pool and reports it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    timing.worker_start(spec.profile)
     _WORKER = Checker(spec)
 
 
-def _work(tasks: list[Task]) -> list[Done | tuple[Path, Exception]]:
+Worked = tuple[list[Done | tuple[Path, Exception]], "dict[str, timing.Figures] | None"]
+
+
+def _work(tasks: list[Task]) -> Worked:
     """Check a chunk of skills; a failure is returned with its skill (the main process
-    reports the failure that comes first in the final order, as one process would)."""
+    reports the failure that comes first in the final order, as one process would). With
+    the worker's time per stage when the run is profiled."""
     assert _WORKER is not None
     out: list[Done | tuple[Path, Exception]] = []
     for task in tasks:
@@ -203,7 +221,8 @@ def _work(tasks: list[Task]) -> list[Done | tuple[Path, Exception]]:
             out.append(_WORKER(task))
         except Exception as exc:  # InternalError from a rule, or a bug here
             out.append((task[0], exc))
-    return out
+    profile = timing.active()
+    return out, None if profile is None else profile.take()
 
 
 class RunProgress(Protocol):
@@ -243,6 +262,7 @@ class CheckRun:
         )
         spec.trees = trees
         spec.extra = extra
+        spec.profile = timing.active() is not None
         self.cwd = Path.cwd()
         if settings.cache_dir is not None:
             spec.cache_dir = Path(settings.cache_dir)
@@ -272,22 +292,9 @@ class CheckRun:
             gc.freeze()  # undone by finish or close, as the other freezes here
         listing = entry = None
         if self.cache is not None:
-            listing = scan(root, self.listings)
-            extra = self.spec.extra
-            hit, entry = self.cache.lookup(
-                root, listing, self.figures, None if extra is None else extra.name
-            )
-            value = None
-            if hit is not None and extra is not None:
-                value = entry["extra"][1]  # type: ignore[index]
-                if extra.valid is not None and not extra.valid(value):
-                    hit = None  # checked by content: derived again
-            if hit is not None:  # its display root is this run's: the run key has the cwd
-                assert entry is not None
-                hit.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
-                self.done[root] = (root, hit, "cached", input_digest(entry), value)
-                if self.progress is not None:
-                    self.progress.checked()
+            with stage("cache: look up entries"):
+                hit, listing, entry = self._lookup(root)
+            if hit:
                 return
         self.pending.append((root, display_path(root, self.cwd), listing, entry))
         if self.jobs > 1:
@@ -295,6 +302,31 @@ class CheckRun:
                 self._start()
             if self.pool is not None and len(self.pending) >= CHUNK:
                 self._send()
+
+    def _lookup(self, root: Path) -> tuple[bool, Any, Any]:
+        """(whether the cache holds the skill's result, its listing, its entry if any)."""
+        assert self.cache is not None
+        listing = scan(root, self.listings)
+        extra = self.spec.extra
+        if extra is not None and not extra.needed:
+            extra = None
+        hit, entry = self.cache.lookup(
+            root, listing, self.figures, None if extra is None else extra.name
+        )
+        value = None
+        if hit is not None and extra is not None:
+            value = entry["extra"][1]  # type: ignore[index]
+            if extra.valid is not None and not extra.valid(value):
+                hit = None  # checked by content: derived again
+        if hit is None:
+            return False, listing, entry
+        # its display root is this run's: the run key has the cwd
+        assert entry is not None
+        hit.inputs = {"shape": entry["shape"], "reads": entry["reads"]}
+        self.done[root] = (root, hit, "cached", input_digest(entry), value)
+        if self.progress is not None:
+            self.progress.checked()
+        return True, listing, entry
 
     def _start(self) -> None:
         import multiprocessing
@@ -325,8 +357,12 @@ class CheckRun:
         failures: list[tuple[int, Exception]] = []
         try:
             self._send()
+            profile = timing.active()
             for future in self.futures:
-                items = future.result()
+                with stage("wait for worker processes"):
+                    items, stages = future.result()
+                if profile is not None and stages:
+                    profile.merge(stages)
                 if self.progress is not None:
                     self.progress.checked(len(items))
                 for item in items:
@@ -401,7 +437,13 @@ class CheckRun:
 
 def _load_again(summary: SkillSummary, trees: tuple[str, ...] = ()) -> Skill:
 
-    return load_skill(summary.root, summary.display_root, trees=trees)
+    with stage("load skills again (kept for the caller)"):
+        return load_skill(summary.root, summary.display_root, trees=trees)
+
+
+def _same_content(skill: Skill, entry: dict[str, Any]) -> bool:
+    with stage("cache: compare content"):
+        return same_content(skill, entry)
 
 
 def _unchanged(skill: Skill, inputs: dict[str, Any]) -> bool:

@@ -13,6 +13,7 @@ a symlink after the walk cannot make us read outside the skill.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import hashlib
@@ -30,7 +31,9 @@ from typing import Any
 from skillcheck.analysis.figures import count_lines, skill_figures
 from skillcheck.analysis.links import skill_md_link_uses
 from skillcheck.analysis.tools import split_tools
+from skillcheck.engine.runner import Extra
 from skillcheck.errors import RefusedContent
+from skillcheck.settings import Settings
 from skillcheck.source.jsontext import dumps_indented
 from skillcheck.source.junk import (
     ARCHIVE_SUFFIXES,
@@ -647,11 +650,45 @@ def pack_record(skill: Skill, summary: Any, *, tokenizer: str) -> dict[str, Any]
     symlinks are read from; or the error that keeps it out of a catalog, raised by
     ``manifest_of_records`` in the order ``build_manifest`` would raise it."""
     try:
-        entry = skill_entry(skill, skill.root, tokenizer=tokenizer, figures=summary.figures)
-        links = {sf.rel: sf.link_target for sf in shipped_files(skill) if sf.link_target}
+        return _entry_and_links(skill, summary, tokenizer)
     except CatalogError as exc:
         return {"error": str(exc), "vanished": isinstance(exc, VanishedError)}
+
+
+def _entry_and_links(skill: Skill, summary: Any, tokenizer: str) -> dict[str, Any]:
+    entry = skill_entry(skill, skill.root, tokenizer=tokenizer, figures=summary.figures)
+    links = {sf.rel: sf.link_target for sf in shipped_files(skill) if sf.link_target}
     return {"entry": entry, "links": links}
+
+
+def cacheable_pack_record(skill: Skill, summary: Any, *, tokenizer: str) -> dict[str, Any] | None:
+    """``pack_record`` for a lint run that caches it beside its result, so a later pack or
+    catalog of the same unchanged skills reuses it: None (derived again by that pack) for
+    anything that depends on the moment rather than on the files (one changed, vanished or
+    could not be read while lint read it), and never an error of lint's own."""
+    try:
+        if any(sf.size > _READ_BOUND for sf in shipped_files(skill)):
+            return None  # lint reads no more of a file than this: pack reads it whole
+        return _entry_and_links(skill, summary, tokenizer)
+    except (VanishedError, ChangedError, OSError, ValueError):
+        return None
+    except CatalogError as exc:
+        return {"error": str(exc), "vanished": False}
+
+
+def reusable(settings: Settings, paths: Iterable[Path]) -> tuple[Settings, Extra | None]:
+    """``settings`` and the Extra for a lint run whose cache entries a later ``pack`` or
+    ``catalog`` of the same unchanged skills, with the same configuration, takes as they are:
+    with the result cache on, each skill's token figures and pack record are computed where
+    it is checked and cached with its result (a run without the cache gains nothing). Only
+    for directory PATHs, the form pack takes: a pre-commit run over files stays lean (no
+    ignore matcher, no Markdown parse of a clean SKILL.md)."""
+    if settings.cache_dir is None or not all(os.path.isdir(p) for p in paths):
+        return settings, None
+    tokenizer = settings.options.get("tokenizer", "estimate")
+    derive = functools.partial(cacheable_pack_record, tokenizer=tokenizer)
+    # lint never reads the value back (pack checks what it takes from the cache)
+    return dataclasses.replace(settings, figures=True), Extra(PACK_RECORD, derive, needed=False)
 
 
 def manifest_of_records(
