@@ -317,3 +317,70 @@ def test_sk703_the_checkout_of_a_repository_root_skill_is_not_junk(tmp_path: Pat
     (checkout / "scripts" / ".git").mkdir(parents=True)
     _code, report = lint_json("--isolated", "--select", "SK703", ".", cwd=checkout)
     assert [d["path"] for d in report["diagnostics"]] == ["scripts/.git"]
+
+
+# --- item 4: SK507 / SK512 on examples ----------------------------------------------------------
+
+
+def _sk(tmp_path: Path, code: str, body: str, files: dict[str, str] | None = None) -> list[str]:
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, files)
+    _code, report = lint_json("--isolated", "--select", code, ".", cwd=tmp_path)
+    return [d["message"].split(" ", 1)[0] for d in report["diagnostics"]]
+
+
+def test_sk507_a_file_of_another_skill_named_with_that_skill(tmp_path: Path) -> None:
+    body = (
+        "\nFill the form with the `pdf` skill's `scripts/fill_form.py`.\n"
+        "The brand-guidelines skill keeps its palette in references/colors.md.\n"
+        "Another skill may hold `references/other.md`.\n"
+        "Then run `scripts/gone.py`; the `fmt` skill's `scripts/mine.py` too.\n"
+    )
+    assert _sk(tmp_path, "SK507", body) == ["'scripts/gone.py'", "'scripts/mine.py'"]
+
+
+def test_sk507_a_path_through_a_folder_the_user_makes(tmp_path: Path) -> None:
+    body = (
+        "\nCreate a virtualenv, then `scripts/.venv/bin/python scripts/run.py`.\n"
+        "Or `scripts/node_modules/.bin/tsx scripts/run.ts`.\n"
+    )
+    files = {"scripts/run.py": "print(1)\n", "scripts/run.ts": "1\n"}
+    assert _sk(tmp_path, "SK507", body, files) == []
+
+
+def test_sk507_advice_for_the_readers_own_skill_in_a_guide_on_writing_skills(
+    tmp_path: Path,
+) -> None:
+    body = (
+        "\nKeep SKILL.md short. Move long material into `references/migration.md` and link"
+        " it.\nPut helper code in your `scripts/validate.py`.\n"
+        "Run `scripts/gone.py` to create the report.\n"
+    )
+    assert _sk(tmp_path, "SK507", body) == ["'scripts/gone.py'"]
+
+
+def test_sk507_advice_words_outside_a_guide_on_writing_skills_are_still_checked(
+    tmp_path: Path,
+) -> None:
+    body = "\nMove the output into `references/migration.md`.\n"
+    assert _sk(tmp_path, "SK507", body) == ["'references/migration.md'"]
+
+
+def test_sk512_a_jsx_component_is_not_a_link(tmp_path: Path) -> None:
+    body = (
+        '\nEmbed it with <Video src="/video.mp4" /> in the page.\n\nSee <a href="/docs/x">x</a>.\n'
+    )
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body)
+    _code, report = lint_json("--isolated", "--select", "SK512", ".", cwd=tmp_path)
+    [found] = report["diagnostics"]
+    assert "'/docs/x' is relative" in found["message"] and found["line"] == 8
+
+
+def test_sk512_links_of_a_sample_document_are_not_reported(tmp_path: Path) -> None:
+    body = "\nWrite the page from [the template](assets/page.md); see [guide](references/g.md).\n"
+    files = {
+        "assets/page.md": "# Home\n\n[About](/about) and [Docs](/docs/intro).\n",
+        "references/g.md": "# Guide\n\n[OAuth](/docs/oauth).\n",
+    }
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, files)
+    _code, report = lint_json("--isolated", "--select", "SK512", ".", cwd=tmp_path)
+    assert [d["path"] for d in report["diagnostics"]] == ["fmt/references/g.md"]

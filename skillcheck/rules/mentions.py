@@ -41,6 +41,7 @@ from skillcheck.analysis.reach import (
 )
 from skillcheck.rules.base import Context, rule
 from skillcheck.source import markdown
+from skillcheck.source.junk import JUNK_DIRS
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.markdown import Link, Markdown, Segment
 from skillcheck.source.outline import fast_links, source_lines
@@ -428,7 +429,13 @@ class _DrivePaths:
         are: a path without an extension in prose (`better scripts/tools` means "scripts or
         tools"; in code it is checked), a path on a line ending with a colon right above a
         code block (`**references/tools.md:**` then the content of a file to write), and the
-        files the agent never reaches from SKILL.md (copied documentation, notes). A
+        files the agent never reaches from SKILL.md (copied documentation, notes), paths
+        through a folder the user's machine makes (`scripts/.venv/bin/python`,
+        `scripts/node_modules/...`), a path on a line that names another skill (quoted,
+        bold or hyphenated: "the `pdf` skill's `scripts/fill.py`", "another skill"), and,
+        in a guide on writing skills (a file that names `SKILL.md`), a path the sentence
+        tells the reader to make in their own skill ("move the details into
+        `references/migration.md`", "put it in your `scripts/`"). A
         path is reported once per file, at its first place, with "and N more places in
         this file" (JSON and SARIF list the other places).
     """,
@@ -473,6 +480,8 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue  # `[scripts/x.py](scripts/x.py)`: SK501/SK502/SK503 report the link
         if _shown_only(skill, doc, segment, hit, parsed(skill, doc), shown):
             continue  # "Examples: `references/finance.md`" shows a shape, not a file
+        if _not_this_skills(skill, doc, segment, hit, shown):
+            continue  # another skill's file, the reader's own, or one the user creates
         if not segment.code and "." not in hit.text.rstrip("/").rpartition("/")[2]:
             continue  # prose "better scripts/tools" is "scripts or tools", not a path
         if not doc.is_skill_md and doc.rel not in reached(skill):
@@ -692,6 +701,8 @@ class _ShownMemo:
 
     lines: dict[tuple[str, int], tuple[bool, int | None]] = field(default_factory=dict)
     quotes: dict[tuple[str, int, int], dict[str, list[int]]] = field(default_factory=dict)
+    other_skill: dict[tuple[str, int], bool] = field(default_factory=dict)  # SK507, by line
+    guides: dict[str, bool] = field(default_factory=dict)  # SK507: files that name SKILL.md
 
 
 _URL_LINK_TEXTS: Memo[dict[int, list[tuple[int, int]]]] = Memo("url-link-texts")  # per file
@@ -750,6 +761,67 @@ def _shown_only(
             return True
     texts = _url_link_texts(skill, doc, md)
     return _covered(texts, segment.line, segment.column + hit.start)
+
+
+# "the `pdf` skill's scripts/fill.py", "scripts/x.py of the brand-guidelines skill", "skill
+# `pdf`": a file of another skill, named with that skill. A name is taken when it is quoted,
+# bold or hyphenated (a plain word before "skill" is mostly English: "a writing skill")
+_NAMED_SKILL = LazyPattern(
+    r"(?:[`'\"]|\*\*)(?P<quoted>[\w:.-]+)(?:[`'\"]|\*\*)\s+skill(?:'s|s)?\b"
+    r"|\b(?P<hyphened>[a-z0-9]+(?:-[a-z0-9]+)+)\s+skill(?:'s|s)?\b"
+    r"|\b(?P<other>another|other|sibling|companion)\s+skill"
+    r"|\bskill\s+(?:[`'\"]|\*\*)(?P<after>[\w:.-]+)(?:[`'\"]|\*\*)",
+    re.IGNORECASE,
+)
+# what a guide on writing skills tells the reader to do with their own files: "move the
+# details into `references/migration.md`", "put helper code in your `scripts/validate.py`"
+_ADVICE = LazyPattern(
+    r"\b(?:your|move|moving|put|place|split|extract|create|add|store|keep|save|organi[sz]e"
+    r"|bundle)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = LazyPattern(r"[.!?;](?:\s|$)")
+
+
+def _not_this_skills(skill: Skill, doc: Doc, segment: Segment, hit: Hit, memo: _ShownMemo) -> bool:
+    """Whether a written path names no file this skill should hold: a path through a folder
+    the user's machine makes (`scripts/.venv/bin/python`, `node_modules/`), a file of
+    another skill named with that skill on the line, or, in a guide on writing skills (its
+    text names `SKILL.md`), a path the sentence tells the reader to create in their own
+    skill."""
+    if any(part in JUNK_DIRS for part in hit.text.split("/")):
+        return True
+    md = parsed(skill, doc)
+    if md is None:
+        return False
+    line = md.line(segment.line)
+    key = (doc.rel, segment.line)
+    other = memo.other_skill.get(key)
+    if other is None:
+        own = {n.lower() for n in (skill.name, skill.dir_name) if n}
+        other = memo.other_skill[key] = any(
+            match["other"]
+            or (match["quoted"] or match["hyphened"] or match["after"]).lower()
+            not in own | _THIS_SKILL
+            for match in _NAMED_SKILL.finditer(line)
+        )
+    if other:
+        return True
+    guide = memo.guides.get(doc.rel)
+    if guide is None:
+        text = doc_text(skill, doc) or ""
+        guide = memo.guides[doc.rel] = "SKILL.md" in text
+    if not guide:
+        return False
+    cut = segment.column - 1 + hit.start
+    start = 0
+    for end in _SENTENCE_END.finditer(line, 0, cut):
+        start = end.end()
+    return _ADVICE.search(line, start, cut) is not None
+
+
+# words before "skill" that name this one, not another
+_THIS_SKILL = frozenset({"this", "the", "a", "an", "my", "our", "same", "current", "that"})
 
 
 @rule(
