@@ -384,3 +384,65 @@ def test_sk512_links_of_a_sample_document_are_not_reported(tmp_path: Path) -> No
     write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, files)
     _code, report = lint_json("--isolated", "--select", "SK512", ".", cwd=tmp_path)
     assert [d["path"] for d in report["diagnostics"]] == ["fmt/references/g.md"]
+
+
+# --- recall: machine-local paths in extension-less scripts and .mjs templates -----------------
+
+
+def test_sk508_reads_extensionless_scripts_and_mjs_templates(tmp_path: Path) -> None:
+    body = "\nRun `scripts/sync` or serve [the template](assets/server.mjs).\n"
+    files = {
+        "scripts/sync": "#!/bin/sh\ncp /Users/alice/notes.txt .\n",
+        "scripts/NOTES": "Written on /Users/alice/laptop.\n",  # not a script: no #! line
+        "assets/server.mjs": "import x from '/home/bob/lib/x.mjs';\n",
+    }
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, files)
+    _code, report = lint_json("--isolated", "--select", "SK508", ".", cwd=tmp_path)
+    found = sorted((d["path"], d["line"]) for d in report["diagnostics"])
+    assert found == [("fmt/assets/server.mjs", 1), ("fmt/scripts/sync", 2)]
+
+
+# --- recall: SK112 on null metadata values ---------------------------------------------------
+
+
+def test_sk112_reports_null_metadata_values(tmp_path: Path) -> None:
+    front = f"name: fmt\n{DESC}metadata:\n  author: null\n  owner: ~\n  team:\n  version: '1'\n"
+    write_skill(tmp_path, "fmt", front)
+    _code, report = lint_json("--isolated", "--select", "SK112", ".", cwd=tmp_path)
+    found = [
+        (d["line"], d["severity"], d["message"].split(" is ")[0]) for d in report["diagnostics"]
+    ]
+    assert found == [
+        (5, "warning", "metadata.author"),
+        (6, "warning", "metadata.owner"),
+        (7, "warning", "metadata.team"),
+    ]
+    assert "empty" in report["diagnostics"][2]["message"]
+
+
+# --- recall: Cargo's target/ is junk (SK703) and is not packed ---------------------------------
+
+
+def test_sk703_reports_cargo_build_output_beside_a_cargo_toml(tmp_path: Path) -> None:
+    files = {
+        "scripts/tool/Cargo.toml": "[package]\nname = 'tool'\n",
+        "scripts/tool/src/main.rs": "fn main() {}\n",
+        "scripts/tool/target/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n",
+        "scripts/tool/target/debug/tool": "binary\n",
+        # a folder named target that no Cargo.toml builds is content
+        "references/target/notes.md": "# Notes\n",
+    }
+    body = "\nBuild with `cargo build` in scripts/tool; see [notes](references/target/notes.md).\n"
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, files)
+    _code, report = lint_json("--isolated", "--select", "SK703", ".", cwd=tmp_path)
+    assert [(d["path"], d["message"].split(" is ")[0]) for d in report["diagnostics"]] == [
+        ("fmt/scripts/tool/target", "scripts/tool/target/")
+    ]
+    result = invoke("pack", "--isolated", "-o", str(tmp_path / "out.tar.gz"), "fmt", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    import tarfile
+
+    with tarfile.open(tmp_path / "out.tar.gz") as tar:
+        names = tar.getnames()
+    assert not any("/target/" in n and "scripts" in n for n in names)
+    assert any(n.endswith("references/target/notes.md") for n in names)

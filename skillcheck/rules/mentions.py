@@ -838,9 +838,11 @@ _THIS_SKILL = frozenset({"this", "the", "a", "an", "my", "our", "same", "current
         `\\\\server\\share`) and absolute paths into one person's machine (`/Users/alice/...`,
         `/home/bob/...`, `/root/...`, `C:/Users/...`, `file:///...`). Markdown escapes
         (`file\\_name`), regular expressions and links (SK501 and SK502 check those) are left
-        alone. Fenced code blocks and the scripts under `scripts/` are checked for paths into
+        alone. Fenced code blocks and the skill's scripts are checked for paths into
         one person's home only (`python3 /home/lucas/tools/x.py`): a command or script that
-        uses one fails everywhere else.
+        uses one fails everywhere else. Scripts are the skill's code files anywhere in it
+        (`.py`, `.js`, `.mjs`, `.sh` ..., an `assets/server.mjs` template too) and the files
+        without an extension under `scripts/` that start with a `#!` line.
 
         Paths that are only shown are not reported: on a line of counter-examples or
         hypotheticals (❌, "don't", "never", "avoid", "bad", "wrong", "instead of",
@@ -925,6 +927,16 @@ def _machine_lines(text: str) -> Iterator[tuple[int, str, Hit, str]]:
                 yield index, line, hit, path
 
 
+def _code_file(rel: str) -> bool:
+    """Code whose paths SK508 reads: a script file anywhere in the skill (`scripts/x.py`, an
+    `assets/server.mjs` template), or a file without an extension under `scripts/` (read
+    only when it starts with a `#!` line)."""
+    if rel.endswith(_CODE_SUFFIXES):
+        return True
+    name = rel.rpartition("/")[2]
+    return rel.startswith("scripts/") and "." not in name.lstrip(".")
+
+
 def _machine_paths_in_code(skill: Skill) -> Iterator[Finding]:
     """Paths into one person's home in fenced code blocks (the commands the agent runs:
     `python3 /home/lucas/tools/x.py`) and in the skill's scripts."""
@@ -950,12 +962,10 @@ def _machine_paths_in_code(skill: Skill) -> Iterator[Finding]:
                 )
     tree = tree_of(skill)
     for entry in skill.files:
-        if entry.kind != "file" or not entry.rel.startswith("scripts/"):
-            continue
-        if not entry.rel.endswith(_CODE_SUFFIXES) or not tree.owned(entry.rel):
+        if entry.kind != "file" or not _code_file(entry.rel) or not tree.owned(entry.rel):
             continue
         text = readable_text(skill, entry)
-        if not text:
+        if not text or (not entry.rel.endswith(_CODE_SUFFIXES) and not text.startswith("#!")):
             continue
         for index, _line, hit, path in _machine_lines(text):
             yield Finding(
