@@ -446,3 +446,13 @@ def test_sk703_reports_cargo_build_output_beside_a_cargo_toml(tmp_path: Path) ->
         names = tar.getnames()
     assert not any("/target/" in n and "scripts" in n for n in names)
     assert any(n.endswith("references/target/notes.md") for n in names)
+
+
+def test_sk507_a_path_right_after_its_owner_or_a_shape_is_not_the_skills(tmp_path: Path) -> None:
+    body = (
+        "\nThe script ships under the plugin's `scripts/interface/`.\n"
+        "Switch to `build-server` `references/auth.md` for the provider.\n"
+        "Keep depth at `references/category/file.md`.\n"
+        "Run `fmt` `scripts/gone.py`.\n"
+    )
+    assert _sk(tmp_path, "SK507", body) == ["'scripts/gone.py'"]

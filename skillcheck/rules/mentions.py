@@ -432,7 +432,10 @@ class _DrivePaths:
         files the agent never reaches from SKILL.md (copied documentation, notes), paths
         through a folder the user's machine makes (`scripts/.venv/bin/python`,
         `scripts/node_modules/...`), a path on a line that names another skill (quoted,
-        bold or hyphenated: "the `pdf` skill's `scripts/fill.py`", "another skill"), and,
+        bold or hyphenated: "the `pdf` skill's `scripts/fill.py`", "another skill"), a path
+        right after its owner ("the plugin's `scripts/x/`", "the repository's", a skill
+        name in code: "`build-server` `references/auth.md`"), a shape
+        (`references/category/file.md`), and,
         in a guide on writing skills (a file that names `SKILL.md`), a path the sentence
         tells the reader to make in their own skill ("move the details into
         `references/migration.md`", "put it in your `scripts/`"). A
@@ -789,16 +792,25 @@ def _not_this_skills(skill: Skill, doc: Doc, segment: Segment, hit: Hit, memo: _
     another skill named with that skill on the line, or, in a guide on writing skills (its
     text names `SKILL.md`), a path the sentence tells the reader to create in their own
     skill."""
-    if any(part in JUNK_DIRS for part in hit.text.split("/")):
+    parts = hit.text.split("/")
+    if any(part in JUNK_DIRS for part in parts):
         return True
+    if parts[-1].partition(".")[0].lower() in _SHAPE_WORDS:
+        return True  # `references/category/file.md`: a shape, as SK501 treats `file`
     md = parsed(skill, doc)
     if md is None:
         return False
     line = md.line(segment.line)
+    cut = segment.column - 1 + hit.start
+    # "the plugin's `scripts/interface/`", "`build-server` `references/x.md`": right before
+    # the path, another container or another skill's name owns it
+    owner = _OWNED_BEFORE.search(line, max(0, cut - 60), cut)
+    if owner is not None and (owner["name"] or "").lower() not in _own_names(skill):
+        return True
     key = (doc.rel, segment.line)
     other = memo.other_skill.get(key)
     if other is None:
-        own = {n.lower() for n in (skill.name, skill.dir_name) if n}
+        own = _own_names(skill)
         other = memo.other_skill[key] = any(
             match["other"]
             or (match["quoted"] or match["hyphened"] or match["after"]).lower()
@@ -813,13 +825,25 @@ def _not_this_skills(skill: Skill, doc: Doc, segment: Segment, hit: Hit, memo: _
         guide = memo.guides[doc.rel] = "SKILL.md" in text
     if not guide:
         return False
-    cut = segment.column - 1 + hit.start
     start = 0
     for end in _SENTENCE_END.finditer(line, 0, cut):
         start = end.end()
     return _ADVICE.search(line, start, cut) is not None
 
 
+def _own_names(skill: Skill) -> set[str]:
+    return {n.lower() for n in (skill.name, skill.dir_name) if n}
+
+
+# the last part of a path that only shows a shape: `references/category/file.md`
+_SHAPE_WORDS = frozenset({"file", "filename", "foo", "bar", "xxx", "your-file", "my-file"})
+# what owns a path written right after it: "the plugin's", "the repository's", or another
+# skill's name in code (`` `build-server` `references/x.md` ``, "`pdf`'s")
+_OWNED_BEFORE = LazyPattern(
+    r"(?:\b(?:plugin|repo|repository|project|workspace)'s\s+|`(?P<name>[a-z0-9]+(?:-[a-z0-9]+)+)`"
+    r"(?:'s)?\s+)[`*]?(?:\./)?\Z",
+    re.IGNORECASE,
+)
 # words before "skill" that name this one, not another
 _THIS_SKILL = frozenset({"this", "the", "a", "an", "my", "our", "same", "current", "that"})
 
