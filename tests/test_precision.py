@@ -456,3 +456,13 @@ def test_sk507_a_path_right_after_its_owner_or_a_shape_is_not_the_skills(tmp_pat
         "Run `fmt` `scripts/gone.py`.\n"
     )
     assert _sk(tmp_path, "SK507", body) == ["'scripts/gone.py'"]
+
+
+# --- tuning half: SK715 on an arrow of a tree diagram ------------------------------------------
+
+
+def test_sk715_an_arrow_in_a_tree_diagram_is_not_a_redirect(tmp_path: Path) -> None:
+    body = "\nThe layout:\n\n- apps/api/CLAUDE.md -> AGENTS.md\n- then `echo rule > AGENTS.md`\n"
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body)
+    _code, report = lint_json("--isolated", "--select", "SK715", ".", cwd=tmp_path)
+    assert [d["line"] for d in report["diagnostics"]] == [9]
