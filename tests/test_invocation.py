@@ -159,3 +159,13 @@ def test_a_skill_teaching_the_argument_syntax_is_told_its_lesson_is_rewritten(
         ("SK709", 8, 27, "warning"),
     ]
     assert found(tmp_path, "--select", "SK709") == []
+
+
+def test_a_sql_placeholder_on_a_line_about_placeholders_is_not_a_lesson(tmp_path: Path) -> None:
+    body = "# Queries\n\nBind every value as a placeholder (`?`, `$1`, `:name`).\n"
+    write_skill(tmp_path, "pdf-tools", body=body)
+    [(_code, _line, _col, _sev)] = found(tmp_path, "--target", "claude-code", "--select", "SK709")
+    _c, report = lint_json(
+        "--isolated", "--target", "claude-code", "--select", "SK709", ".", cwd=tmp_path
+    )
+    assert "(a positional parameter)" in report["diagnostics"][0]["message"]

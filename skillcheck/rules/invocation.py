@@ -367,7 +367,8 @@ def _in_code_span(spans: tuple[list[int], list[int]], offset: int) -> bool:
         `scripts/` or `references/` anywhere else (`${1}` is not a SQL placeholder or a
         JavaScript replacement group). A skill that teaches the syntax itself (a line that
         shows `` `$ARGUMENTS` ``, `` `$ARGUMENTS[0]` `` or `` `$1` `` alone in a code span
-        and speaks of placeholders, variables, syntax or substitution) is reported too:
+        and speaks of placeholders, variables, syntax or substitution, in a skill that
+        names `$ARGUMENTS` somewhere: `$1` beside `?` and `:name` is SQL's) is reported too:
         the lesson is rewritten into the user's arguments. A placeholder used as one
         ("Fix the issue: $ARGUMENTS", a command in a fenced block) is not.
     """,
@@ -393,10 +394,17 @@ def argument_substitution(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     intended = _uses_arguments(skill)
     count = 0
+    teaches: bool | None = None  # whether the skill speaks of `$ARGUMENTS`: asked once
     for line in _body_lines(skill):
         if "$" not in line.text:
             continue
-        taught = _taught_placeholder(line)
+        taught = _taught_placeholder(line) if teaches is not False else None
+        if taught is not None and teaches is None:
+            # a skill about arguments names `$ARGUMENTS` somewhere (`$1` alone on a line about
+            # placeholders is mostly SQL's: `?`, `$1`, `:name`)
+            teaches = "$ARGUMENTS" in doc.body
+            if not teaches:
+                taught = None
         if taught is not None:
             start, end = taught.span()
             count += 1
