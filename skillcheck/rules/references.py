@@ -764,7 +764,10 @@ def _closest(word: str, choices: list[str]) -> str | None:
     what="""
         Reports links in the skill's Markdown files (other than SKILL.md) to another Markdown
         file of the skill that SKILL.md itself never links to or names: a chain of references
-        more than one level deep.
+        more than one level deep. "Names" is read leniently, as SK506 reads it: the file's
+        name alone (`README.md`, even when SKILL.md means another README) or its folder named
+        as a folder (`references/`) counts. A stricter reading would find more nested
+        references (an info) at the cost of false SK506 warnings, which share it.
     """,
     why="""
         The specification asks to keep file references one level deep from SKILL.md. Agents
