@@ -69,6 +69,7 @@ def _instrument() -> None:
     from skillcheck import report, tokens
     from skillcheck.rules import all_rules
     from skillcheck.source import load, markdown
+    from skillcheck.tokens import estimate
 
     for rule in all_rules():
         name = f"rule {rule.code} {rule.slug}"
@@ -76,7 +77,9 @@ def _instrument() -> None:
     # module attributes the callers look up at call time
     load.load_skill = _timed("stage: load a skill (list and read)", load.load_skill)
     markdown.parse = _timed("primitive: parse Markdown (pyromark)", markdown.parse)
-    tokens._estimate = _timed("primitive: estimate tokens", tokens._estimate)
+    # the estimate's entry point, where estimate_tokens and the tokenizer object look it up
+    timed_estimate = _timed("primitive: estimate tokens", estimate._estimate)
+    estimate._estimate = tokens._estimate = timed_estimate
     report.render = _timed("stage: render the report", report.render)
 
 

@@ -30,8 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from token_corpus import KINDS, generate_corpus  # noqa: E402
 
-from skillcheck import tokens  # noqa: E402
-from skillcheck.tokens import estimate_tokens, get_tokenizer  # noqa: E402
+from skillcheck.tokens import estimate, estimate_tokens, get_tokenizer, vocab  # noqa: E402
 
 HELD_OUT_SEED = 2
 CALIBRATION_SEED = 1
@@ -72,7 +71,7 @@ def throughput(texts: list[str], repeat: int = 5) -> tuple[float, float]:
     size = sum(len(t.encode("utf-8")) for t in texts)
     best_cold = best_warm = float("inf")
     for _ in range(repeat):
-        tokens._clear_caches()
+        estimate._clear_caches()
         t0 = time.process_time()
         for t in texts:
             estimate_tokens(t)
@@ -200,7 +199,7 @@ def _real_kind(rel: Path) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Calibration (--fit): per-class statistics from which the constants in tokens.py are set
+# Calibration (--fit): per-class statistics from which the constants in tokens/estimate.py are set
 # ---------------------------------------------------------------------------------------------
 
 
@@ -252,7 +251,7 @@ INNER_MIN = 100
 
 
 def _chain_constants(pairs: dict[str, list[int]], inner: dict[str, list[int]]) -> dict:
-    """Rates for tokens.py: pairs and characters seen often enough, grouped by rate (one
+    """Rates for tokens/estimate.py: pairs and characters seen often enough, grouped by rate (one
     decimal); the rest pooled into per-class defaults."""
 
     def pair_class(k: str) -> tuple[bool, bool, bool]:
@@ -274,15 +273,15 @@ def _chain_constants(pairs: dict[str, list[int]], inner: dict[str, list[int]]) -
     pooled = defaultdict(lambda: [0, 0])
     for ch, (cut, seen) in inner.items():
         if seen < INNER_MIN:
-            pooled[tokens._symbol_class(ch)][0] += cut
-            pooled[tokens._symbol_class(ch)][1] += seen
+            pooled[estimate._symbol_class(ch)][0] += cut
+            pooled[estimate._symbol_class(ch)][1] += seen
     inner_default = {c: round(cut / seen, 2) for c, (cut, seen) in pooled.items()}
     for c in ("punct", "dingbat", "cjk", "vs", "astral", "other"):
         inner_default.setdefault(c, 1.0)
     inner_groups: dict[float, str] = defaultdict(str)
     for ch, (cut, seen) in sorted(inner.items()):
         rate = round(cut / seen, 1)
-        if seen >= INNER_MIN and abs(rate - inner_default[tokens._symbol_class(ch)]) >= 0.1:
+        if seen >= INNER_MIN and abs(rate - inner_default[estimate._symbol_class(ch)]) >= 0.1:
             inner_groups[rate] += ch
     return {
         "_PAIR_RATES": dict(sorted(groups.items())),
@@ -295,7 +294,7 @@ def _chain_constants(pairs: dict[str, list[int]], inner: dict[str, list[int]]) -
 def fit(
     docs: list[tuple[str, str]], enc, real: list[tuple[str, str]] | None = None
 ) -> dict[str, object]:
-    """Print the statistics from which the constants of ``skillcheck/tokens.py`` are set.
+    """Print the statistics from which the constants of ``skillcheck/tokens/estimate.py`` are set.
 
     ASCII word lengths and symbol chains are fitted on ``docs`` and ``real`` (the
     calibration repositories of the real-world corpus); non-ASCII scripts and whitespace on
@@ -324,7 +323,7 @@ def fit(
     words: dict[tuple[str, str], dict[int, Counter[int]]] = defaultdict(
         lambda: defaultdict(Counter)
     )
-    scripts = list(tokens._SCRIPT)
+    scripts = list(estimate._SCRIPT)
     script_x: list[list[float]] = []
     script_y: list[float] = []
     script_w: list[float] = []
@@ -335,7 +334,7 @@ def fit(
     inner: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     digit_first: Counter[int] = Counter()
     for chunk, n in chunks.items():
-        for i, piece in enumerate(tokens._PIECE.findall(chunk)):
+        for i, piece in enumerate(estimate._PIECE.findall(chunk)):
             c = piece[0]
             ctx_text = " " + piece if i == 0 else piece
             if c.isdigit():
@@ -353,7 +352,7 @@ def fit(
                         ctx = "bare"
                     elif prefix:
                         ctx = "sp"
-                    for j, seg in enumerate(tokens._SEGMENT.findall(word)):
+                    for j, seg in enumerate(estimate._SEGMENT.findall(word)):
                         shape = (
                             "low"
                             if seg.islower()
@@ -363,12 +362,12 @@ def fit(
                         words[(ctx if j == 0 else "in", shape)][len(seg)][ntok(seg_text)] += n
                 elif not word.isascii():
                     ascii_part = "".join(ch for ch in word if ch.isascii())
-                    base = tokens._word_cost(ascii_part, ctx) if ascii_part else 0.0
+                    base = estimate._word_cost(ascii_part, ctx) if ascii_part else 0.0
                     # As in _piece_cost: after a space the symbol stands apart (" «"); else
                     # an ASCII one is priced by _PREFIX_UNI, a non-ASCII one by its own cost
                     # plus _PREFIX_SYMBOL_UNI.
                     if prefix and (i == 0 or not prefix.isascii()):
-                        base += tokens._symbols_cost(prefix, i == 0)
+                        base += estimate._symbols_cost(prefix, i == 0)
                     # Features: ASCII prefix, non-ASCII prefix, then per script a run
                     # indicator and a character count.
                     feats = [
@@ -376,7 +375,7 @@ def fit(
                         1.0 if prefix and i > 0 and not prefix.isascii() else 0.0,
                     ]
                     feats += [0.0] * (2 * len(scripts))
-                    first, counts = tokens._script_counts(word)
+                    first, counts = estimate._script_counts(word)
                     if not ascii_part:
                         feats[2 + 2 * scripts.index(first)] = 1.0
                     for sc, k in counts.items():
@@ -431,7 +430,7 @@ def fit(
     script_fit = {}
     for i, sc in enumerate(scripts):
         run, char = coef[2 + 2 * i], coef[3 + 2 * i]
-        old_run, old_char = tokens._SCRIPT[sc]
+        old_run, old_char = estimate._SCRIPT[sc]
         script_fit[sc] = (
             round(run, 2) if any(x[2 + 2 * i] for x in script_x) else old_run,
             round(char, 2) if any(x[3 + 2 * i] for x in script_x) else old_char,
@@ -456,11 +455,11 @@ def fit(
                 true_ws -= 1  # the chunk model charges a space before every leading number
             elif p[-1] in "\r\n":
                 true_ws += ntok(p) - ntok(p.rstrip("\r\n"))
-        ws_x.append([float(v) for v in tokens._whitespace_features(text)])
+        ws_x.append([float(v) for v in estimate._whitespace_features(text)])
         ws_y.append(true_ws)
         r = resid[kind]
         r[0] += ntok(text) - true_ws
-        r[1] += sum(tokens._chunk_cost(c) for c in text.split())
+        r[1] += sum(estimate._chunk_cost(c) for c in text.split())
     coef = lstsq(ws_x, ws_y)
     names = ["_NEWLINE", "_NEWLINE_AFTER_SYMBOL", "_INDENT", "_TAB", "_SPACE_RUN", "_DIGIT_LINE"]
     for n, c in zip(names, coef, strict=True):
@@ -470,7 +469,7 @@ def fit(
         "whitespace excluded):"
     )
     print("  " + " ".join(f"{k}:{(e / t - 1) * 100:+.1f}%" for k, (t, e) in resid.items()))
-    print("\n# Fitted constants for skillcheck/tokens.py:")
+    print("\n# Fitted constants for skillcheck/tokens/estimate.py:")
     for name, value in consts.items():
         if isinstance(value, dict):
             print(f"{name} = {{")
@@ -505,16 +504,16 @@ def main() -> None:
     ap.add_argument(
         "--write-vocab",
         action="store_true",
-        help=f"write the estimator's word table ({tokens._VOCAB_PATH.relative_to(ROOT)}) "
+        help=f"write the estimator's word table ({vocab._VOCAB_PATH.relative_to(ROOT)}) "
         "from tiktoken's cl100k_base vocabulary",
     )
     args = ap.parse_args()
     reference = get_tokenizer("tiktoken:cl100k_base")
     if args.write_vocab:
-        data = tokens.build_vocab_table(reference._encoding._mergeable_ranks)
-        tokens._VOCAB_PATH.parent.mkdir(exist_ok=True)
-        tokens._VOCAB_PATH.write_bytes(data)
-        print(f"wrote {tokens._VOCAB_PATH} ({len(data):,} bytes)")
+        data = vocab.build_vocab_table(reference._encoding._mergeable_ranks)
+        vocab._VOCAB_PATH.parent.mkdir(exist_ok=True)
+        vocab._VOCAB_PATH.write_bytes(data)
+        print(f"wrote {vocab._VOCAB_PATH} ({len(data):,} bytes)")
         return
     corpus = generate_corpus(args.seed, args.count)
     docs = [(d.kind, d.text) for d in corpus]

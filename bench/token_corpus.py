@@ -22,6 +22,7 @@ import argparse
 import json
 import math
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,8 +62,8 @@ class Document:
 # --------------------------------------------------------------------------------------------
 
 # the word lists are data, token_corpus_words.json, by name: everyday words, a wider, less
-# common vocabulary (so calibration is not limited to everyday words) and hand-written
-# non-Latin sentence pools
+# common vocabulary (so calibration is not limited to everyday words), hand-written
+# non-Latin sentence pools, and the English sentence templates (see ``render``)
 _WORDS = json.loads(Path(__file__).with_name("token_corpus_words.json").read_text(encoding="utf-8"))
 ACTIONS: list[str] = _WORDS["ACTIONS"]
 THINGS: list[str] = _WORDS["THINGS"]
@@ -141,10 +142,7 @@ _IDENT_WORDS = [
 ]
 
 
-COMMON_ENV = """GITHUB_TOKEN|AWS_REGION|AWS_PROFILE|DATABASE_URL|LOG_LEVEL|NODE_ENV|HOME|PATH
-|PYTHONPATH|OPENAI_API_KEY|ANTHROPIC_API_KEY|HTTP_PROXY|HTTPS_PROXY|NO_COLOR|CI|DEBUG|TMPDIR
-|KUBECONFIG|DOCKER_HOST|REDIS_URL|SENTRY_DSN|TZ|LANG|EDITOR|XDG_CONFIG_HOME|GOOGLE_CLOUD_PROJECT
-""".replace("\n", "").split("|")
+COMMON_ENV: list[str] = _WORDS["ENV_VARS"]
 
 
 def env_var(rng: random.Random) -> str:
@@ -226,161 +224,45 @@ def inline_code(rng: random.Random) -> str:
 # English prose
 # --------------------------------------------------------------------------------------------
 
-SENTENCES: list[Callable[[random.Random], str]] = [
-    lambda r: (
-        f"The {r.choice(RARE_NOUNS)} step {r.choice(RARE_VERBS)} the "
-        f"{r.choice(RARE_ADJECTIVES)} {r.choice(RARE_NOUNS)} before {r.choice(PROPER)} sees it."
-    ),
-    lambda r: (
-        f"Because {r.choice(RARE_NOUNS)} is {r.choice(RARE_ADJECTIVES)} here, the "
-        f"{r.choice(NOUNS)} {r.choice(RARE_VERBS)} each {r.choice(RARE_NOUNS)} separately."
-    ),
-    lambda r: (
-        f"{r.choice(PROPER)} and {r.choice(PROPER)} handle {r.choice(RARE_NOUNS)} "
-        f"differently, so check the {r.choice(RARE_ADJECTIVES)} cases by hand."
-    ),
-    lambda r: (
-        f"Expect {r.choice(RARE_ADJECTIVES)} {r.choice(RARE_NOUNS)} whenever "
-        f"{r.choice(PEOPLE)} {r.choice(RARE_VERBS)} a {r.choice(RARE_ADJECTIVES)} "
-        f"{r.choice(NOUNS)}."
-    ),
-    lambda r: (
-        f"On {r.choice(PROPER)}, the {r.choice(RARE_NOUNS)} is "
-        f"{r.choice(ADVERBS)} {r.choice(RARE_ADJECTIVES)}; elsewhere it is "
-        f"{r.choice(RARE_ADJECTIVES)} and {r.choice(RARE_ADJECTIVES)}."
-    ),
-    lambda r: (
-        f"Summarize the {r.choice(RARE_NOUNS)}, the {r.choice(RARE_NOUNS)} and any "
-        f"{r.choice(RARE_ADJECTIVES)} {r.choice(RARE_NOUNS)} in plain language for "
-        f"{r.choice(PROPER)}."
-    ),
-    lambda r: (
-        f"Use this skill when {r.choice(PEOPLE)} asks you to {r.choice(ACTIONS)} "
-        f"{r.choice(THINGS)}."
-    ),
-    lambda r: (
-        f"Before you start, check that {r.choice(TOOLS)} is installed by running "
-        f"`{r.choice(TOOLS)} --version`."
-    ),
-    lambda r: (
-        f"If {_fill(r, r.choice(CONDITIONS))}, stop and ask {r.choice(PEOPLE)} how to proceed."
-    ),
-    lambda r: (
-        f"{r.choice(ADVERBS).capitalize()} verify the output against the original "
-        f"{r.choice(NOUNS)} before reporting success."
-    ),
-    lambda r: (
-        f"The script {inline_code(r)} handles most edge cases, including "
-        f"{r.choice(EDGE_CASES)}, {r.choice(EDGE_CASES)} and {r.choice(EDGE_CASES)}."
-    ),
-    lambda r: (
-        "Do not modify files outside the working directory unless the user explicitly asks for it."
-    ),
-    lambda r: (
-        f"For large inputs, prefer streaming over loading everything into memory: it "
-        f"keeps memory usage below {_num(r)} MB."
-    ),
-    lambda r: (
-        f"See [{r.choice(HEADINGS).lower()}]({rel_path(r)}) for the full list of "
-        f"supported {r.choice(NOUNS)}s."
-    ),
-    lambda r: (
-        f"Note that {r.choice(TOOLS)} returns exit code {r.randint(1, 3)} when "
-        f"{_fill(r, r.choice(CONDITIONS))}."
-    ),
-    lambda r: f"The result is {r.choice(OUTCOMES)}.",
-    lambda r: (
-        f"When {r.choice(PEOPLE)} provides {r.choice(ADJECTIVES)} {r.choice(THINGS)}, "
-        f"{r.choice(ACTIONS)} them one at a time and keep a log of what changed."
-    ),
-    lambda r: (
-        f"This step is **{r.choice(['required', 'optional', 'idempotent', 'slow'])}**: "
-        f"it {r.choice(VERBS)} every {r.choice(NOUNS)} and {r.choice(VERBS)} the "
-        f"{r.choice(ADJECTIVES)} ones."
-    ),
-    lambda r: (
-        f"The {r.choice(NOUNS)} {r.choice(VERBS)} the {r.choice(ADJECTIVES)} "
-        f"{r.choice(NOUNS)} {r.choice(ADVERBS)}, so the {r.choice(NOUNS)} stays "
-        f"{r.choice(ADJECTIVES)}."
-    ),
-    lambda r: (
-        f"A {r.choice(ADJECTIVES)} {r.choice(NOUNS)} is {r.choice(ADVERBS)} treated as "
-        f"an error, because the {r.choice(NOUNS)} cannot be {r.choice(PARTICIPLES)} later."
-    ),
-    lambda r: (
-        f"Prefer {inline_code(r)} over {inline_code(r)}: it is faster and produces "
-        f"{r.choice(ADJECTIVES)} output."
-    ),
-    lambda r: (
-        f"Set `{env_var(r)}={r.choice(['1', 'true', 'debug', _num(r)])}` to "
-        f"enable {r.choice(ADJECTIVES)} mode."
-    ),
-    lambda r: (
-        f"You can {r.choice(ACTIONS)} up to {r.randint(2, 500)} {r.choice(THINGS)} per "
-        f"run; beyond that, split the work into batches of {_num(r)}."
-    ),
-    lambda r: (
-        f"Keep the tone {r.choice(['neutral', 'friendly', 'concise', 'formal'])} and "
-        f"avoid jargon unless {r.choice(PEOPLE)} uses it first."
-    ),
-    lambda r: (
-        f"Each {r.choice(NOUNS)} must have a {r.choice(NOUNS)}, a {r.choice(NOUNS)} and "
-        f"an optional {r.choice(NOUNS)}."
-    ),
-    lambda r: (
-        f"It's important that you don't skip the {r.choice(NOUNS)} check; we've seen "
-        f"{r.choice(ADJECTIVES)} {r.choice(THINGS)} break {r.choice(PEOPLE)}'s workflow."
-    ),
-    lambda r: (
-        f"The {r.choice(NOUNS)} was introduced in version {_version(r)} and "
-        f"{r.choice(['deprecated', 'removed', 'changed'])} in {_version(r)} (see {url(r)})."
-    ),
-    lambda r: (
-        f"*Tip:* run `{r.choice(TOOLS)} {kebab(r)} --dry-run` first to see what would change."
-    ),
-    lambda r: (
-        f"Output is written to `{rel_path(r)}` with {r.choice(['UTF-8', 'LF', 'CRLF'])} "
-        f"encoding and a trailing newline."
-    ),
-    lambda r: (
-        f"Timeouts default to {r.randint(5, 120)} seconds; raise them for "
-        f"{r.choice(ADJECTIVES)} {r.choice(THINGS)}."
-    ),
-    lambda r: (
-        f"In practice, about {r.randint(2, 98)}% of {r.choice(THINGS)} need no manual "
-        f"changes, and the rest take {r.randint(1, 15)}–{r.randint(16, 60)} minutes each."
-    ),
-    lambda r: (
-        f"Why? Because {r.choice(PEOPLE)} reads the {r.choice(NOUNS)} before the "
-        f"{r.choice(NOUNS)}, and a {r.choice(ADJECTIVES)} one is easy to miss."
-    ),
-    lambda r: (
-        f"Ask for the {r.choice(NOUNS)} if it is not obvious from context (e.g. the "
-        f"{r.choice(NOUNS)} name, the target {r.choice(NOUNS)}, or the deadline)."
-    ),
-    lambda r: (
-        f"Don't guess: when the {r.choice(NOUNS)} is ambiguous, list the options and let "
-        f"{r.choice(PEOPLE)} choose."
-    ),
-]
+# the generators a sentence template's slots may name
+_HELPERS: dict[str, Callable[..., object]] = {
+    "env_var": env_var,
+    "inline_code": inline_code,
+    "kebab": kebab,
+    "num": _num,
+    "randint": lambda rng, a, b: rng.randint(a, b),
+    "rel_path": rel_path,
+    "url": url,
+    "version": _version,
+}
+SENTENCES: list[str] = _WORDS["SENTENCES"]
+SHOUTED: list[str] = _WORDS["SHOUTED"]  # emphasis by capitals, common in instructions
 
 
-SHOUTED = [
-    "IMPORTANT: NEVER DELETE FILES WITHOUT ASKING THE USER FIRST.",
-    "DO NOT COMMIT SECRETS, TOKENS OR PASSWORDS TO THE REPOSITORY.",
-    "YOU MUST RUN THE VALIDATION SCRIPT BEFORE SUBMITTING ANY CHANGES.",
-    "WARNING: THIS OPERATION IS IRREVERSIBLE AND AFFECTS EVERY ENVIRONMENT.",
-    "THE OUTPUT IS A DRAFT ONLY, WITH NO GUARANTEE OF ACCURACY OR COMPLETENESS.",
-    "ALWAYS CONFIRM THE TARGET BRANCH; NEVER FORCE-PUSH TO MAIN.",
-    "CRITICAL: STOP IMMEDIATELY IF THE CHECKSUM DOES NOT MATCH.",
-    "NOTE: PERSONAL DATA MUST STAY INSIDE THE APPROVED REGION.",
-    "DO NOT SKIP THIS STEP.",
-    "READ THIS FIRST.",
-    "THIS SKILL IS PROVIDED AS IS, WITHOUT SUPPORT OR WARRANTY OF ANY KIND, AND THE AUTHORS "
-    "ARE NOT LIABLE FOR ANY LOSS OF DATA, PROFIT OR TIME ARISING FROM ITS USE.",
-    "TODO: REPLACE THE PLACEHOLDER VALUES BEFORE RELEASE.",
-    "NEVER SHARE THE OUTPUT OUTSIDE THE TEAM WITHOUT APPROVAL FROM LEGAL.",
-]
+def render(rng: random.Random, template: str) -> str:
+    """Fill a sentence template of the data file, slot by slot from the left (the order of
+    ``rng`` calls is the output's identity). A slot is ``{LIST}`` (a random entry of a word
+    list), ``{LIST.capitalize}`` / ``.lower`` / ``.fill`` (then a method or ``_fill``),
+    ``{helper}`` or ``{randint A B}`` (a generator below), or ``{a|b|$helper}`` (every
+    alternative rendered, then one chosen, as ``rng.choice([...])`` would)."""
+    return _SLOT.sub(lambda m: _slot(rng, m.group(1)), template)
+
+
+_SLOT = re.compile(r"\{([^{}]+)\}")
+
+
+def _slot(rng: random.Random, slot: str) -> str:
+    if "|" in slot:
+        options = [_slot(rng, o[1:]) if o.startswith("$") else o for o in slot.split("|")]
+        return rng.choice(options)
+    name, _, method = slot.partition(".")
+    if name.isupper():
+        value: str = rng.choice(_WORDS[name])
+        if method == "fill":
+            return _fill(rng, value)
+        return getattr(value, method)() if method else value
+    helper, *args = name.split(" ")
+    return str(_HELPERS[helper](rng, *map(int, args)))
 
 
 def sentence(rng: random.Random) -> str:
@@ -388,8 +270,12 @@ def sentence(rng: random.Random) -> str:
     if r < 0.08:
         return rich_inline(rng)
     if r < 0.1:  # emphasis by capitals, common in instructions written for models
-        return rng.choice(SHOUTED) if rng.random() < 0.7 else rng.choice(SENTENCES)(rng).upper()
-    return rng.choice(SENTENCES)(rng)
+        return (
+            rng.choice(SHOUTED)
+            if rng.random() < 0.7
+            else render(rng, rng.choice(SENTENCES)).upper()
+        )
+    return render(rng, rng.choice(SENTENCES))
 
 
 def paragraph(rng: random.Random, lang: str = "en") -> str:
@@ -508,16 +394,7 @@ def table(rng: random.Random, lang: str = "en", emoji: float = 0.0) -> str:
             )
     elif shape == "status":
         head = ["Runtime", "Supported", "Notes"]
-        runtimes = [
-            "Claude Code",
-            "Codex CLI",
-            "Copilot",
-            "Cursor",
-            "OpenSkills",
-            "Gemini CLI",
-            "Windsurf",
-            "Zed",
-        ]
+        runtimes = _WORDS["RUNTIMES"]
         rows = []
         for _ in range(rng.randint(3, 8)):
             ok = rng.random() < 0.6
@@ -971,21 +848,7 @@ def frontmatter(rng: random.Random, lang: str = "en") -> str:
     if rng.random() < 0.5:
         lines.append(f"license: {rng.choice(LICENSES)}")
     if rng.random() < 0.4:
-        tools = " ".join(
-            rng.sample(
-                [
-                    "Read",
-                    "Write",
-                    "Edit",
-                    "Grep",
-                    "Glob",
-                    "Bash(git:*)",
-                    "Bash(python:*)",
-                    "WebFetch",
-                ],
-                rng.randint(1, 4),
-            )
-        )
+        tools = " ".join(rng.sample(_WORDS["ALLOWED_TOOLS"], rng.randint(1, 4)))
         lines.append(f"allowed-tools: {tools}")
     if rng.random() < 0.4:
         lines += [

@@ -1,5 +1,6 @@
-"""The library calls behind ``catalog`` and ``pack``, with the gate a Python caller gets too:
-nothing is catalogued or packed while a skill has an error (or any finding, when strict)."""
+"""The library calls behind the commands: settings and ``lint`` (from ``api_lint``),
+``catalog``, ``pack`` and ``install``, with the gate a Python caller gets too: nothing is
+catalogued or packed while a skill has an error (or any finding, when strict)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck import __version__
-from skillcheck.engine.lint import LintResult, lint
+from skillcheck.api_lint import LintResult, describe_settings, lint, load_settings, run_settings
 from skillcheck.engine.runner import Extra, RunProgress
 from skillcheck.errors import RefusedContent, UsageError
+from skillcheck.package.archive import DEFAULT_LIMITS, Limits
 from skillcheck.package.bundle import Source, write_bundle
 from skillcheck.package.bundlecheck import valid_pack_record
 from skillcheck.package.catalog import (
@@ -21,8 +23,16 @@ from skillcheck.package.catalog import (
     manifest_of_records,
     pack_record,
 )
+from skillcheck.package.install import DEFAULT_TIMEOUT, InstallReport, open_source
+from skillcheck.package.install import install as install_from
 from skillcheck.package.loader import Bundle, BundleError, open_bundle, unpack, verify
-from skillcheck.package.wellknown import base_url_problem, pack_uploads, publish
+from skillcheck.package.wellknown import (
+    Artifact,
+    FetchError,
+    base_url_problem,
+    pack_uploads,
+    publish,
+)
 from skillcheck.rules import all_rules
 from skillcheck.settings import Settings
 from skillcheck.source.discover import absolute
@@ -38,10 +48,14 @@ __all__ = [
     "catalog_root",
     "check_destination",
     "check_for_shipping",
+    "describe_settings",
+    "install",
     "lint",
+    "load_settings",
     "manifest",
     "open_bundle",
     "pack",
+    "run_settings",
     "unpack",
     "verify",
 ]
@@ -230,3 +244,43 @@ def screen(
         if shown is not None:
             shown(result, root)
         return result
+
+
+def install(
+    source: str,
+    dest: Path,
+    *,
+    skills: Sequence[str] = (),
+    dry_run: bool = False,
+    force: bool = False,
+    allow_unverified: bool = False,
+    base_url: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_LIMITS.max_total_bytes,
+    progress: Callable[[str], None] | None = None,
+    waiting: Callable[[str], None] | None = None,
+    check: Callable[[Artifact], str | None] | None = None,
+    screen: Callable[[str, dict[str, bytes]], str | None] | None = None,
+) -> InstallReport:
+    """Install the skills ``source`` publishes (an origin, an index URL or a directory; the
+    Agent Skills Discovery RFC) into ``dest/<name>/``, verified, atomically: ``skills``
+    names the ones to install (none: all); ``max_bytes`` bounds a download and an unpacked
+    skill. A source that cannot be fetched is a UsageError; the other arguments are those of
+    ``package.install.install``. The caller lints what was installed (``lint`` on each
+    ``report.installed`` path)."""
+    try:
+        return install_from(
+            open_source(source, timeout, base_url),
+            dest,
+            select=list(skills) or None,
+            dry_run=dry_run,
+            force=force,
+            allow_unverified=allow_unverified,
+            limits=Limits(max_total_bytes=max_bytes),
+            progress=progress,
+            waiting=waiting,
+            check=check,
+            screen=screen,
+        )
+    except FetchError as exc:  # a source that cannot be fetched is a usage problem (exit 2)
+        raise UsageError(str(exc)) from None

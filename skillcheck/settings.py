@@ -5,6 +5,12 @@
 configures skillcheck wins, like ruff). ``--config FILE`` overrides, ``--isolated`` ignores.
 What needs the rule registry (selectors, rule options, a frontmatter schema) is resolved
 above, in ``engine.config.build_settings``.
+
+One home per layer: here, the file and its validation (``schemas/config.schema.json``, whose
+rule options ``python -m skillcheck.report.docs --write-schema`` generates from the rules that
+declare them, ``rules.base.Option``); ``engine.config``, the merge with the command line and
+``--show-settings``; ``api_lint.load_settings`` and ``run_settings``, the library calls; in the
+commands, ``cli.common`` (the shared flags) and ``cli.init`` (the starter file).
 """
 
 from __future__ import annotations

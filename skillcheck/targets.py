@@ -90,6 +90,8 @@ class Target:
     bad_name: Outcome = Outcome.REJECTED
     name_dir_mismatch: Outcome = Outcome.REJECTED
     name_max: int | None = 64
+    # the listing shows the folder instead of a `name` holding whitespace or `/` (Claude Code)
+    name_display_dropped: Outcome | None = None
     description_max: int | None = 1024
     compatibility_max: int | None = 500
     # fields whose values must be YAML strings: a strict loader rejects `name: 123`; with
@@ -106,6 +108,8 @@ class Target:
     reserved_words: tuple[str, ...] = ()
     # the listing truncates description + when_to_use at this many characters
     listing_max: int | None = None
+    # a multi-line description is listed on one line (its line breaks turned into spaces)
+    joins_description_lines: bool = False
     # the description is read with a line regex, not YAML (block scalars show as `|`)
     regex_description: bool = False
     bom: Outcome = Outcome.OK  # a UTF-8 BOM before the frontmatter
@@ -114,8 +118,12 @@ class Target:
     # the loader retries a YAML error by quoting the value: "colon" when the error is an
     # unquoted `: ` in the description, "description" when the error is anywhere on a
     # `description:` line (OpenClaw), "top-level" when it is on a top-level `key: value`
-    # line (Codex; see its profile); the skill then loads as written
+    # line (Codex; see its profile), "any-top-level" when it is on a top-level `key: value`
+    # line whose value does not open a quote (Claude Code); the skill then loads as written
     yaml_requote: str = ""
+    # the YAML parser reads a tab as indentation inside a nested block (`metadata:` then a
+    # tab-indented `owner: x`), where PyYAML refuses it
+    yaml_tab_in_block: bool = False
     no_frontmatter: Outcome = Outcome.REJECTED  # no `---` on line 1, or never closed
     duplicate_key: Outcome = Outcome.DEGRADED  # PyYAML and the line readers keep the last value
     non_utf8: Outcome = Outcome.REJECTED  # invalid UTF-8 / UTF-16 / UTF-32
@@ -213,13 +221,24 @@ TARGETS: dict[str, Target] = {
             name_max=None,
             description_max=None,
             compatibility_max=None,
-            listing_max=1536,
+            listing_max=1536,  # description + " - " + when_to_use, cut to 1,535 and "…"
+            # what follows was read off the listing in the model request (bench/runtimes)
             # a BOM is read past since 2.1.239 (before, the skill was silently ignored)
             malformed_yaml=Outcome.DEGRADED,  # body loads with empty metadata
-            yaml_requote="colon",  # retried with the value quoted: loads as written
+            # `description: , and`, `argument-hint: [a] [b]`, `metadata: {"a": 1` load with
+            # the description as written; an unclosed quote or a bad indent does not
+            yaml_requote="any-top-level",
+            yaml_tab_in_block=True,
+            # cut at the first raw `---` after the opening one, even mid-value ("a---b")
+            substring_split=True,
             no_frontmatter=Outcome.DEGRADED,  # body loads with empty metadata
             non_utf8=Outcome.DEGRADED,  # read with replacement characters
-            metadata_not_map=Outcome.DEGRADED,  # dropped
+            # Claude Code reads no `metadata`: a string there loses nothing for it
+            metadata_not_map=Impact(Outcome.OK, Severity.WARNING),
+            duplicate_key=Outcome.OK,  # the last value is listed, as PyYAML keeps it
+            angle_brackets=Outcome.DEGRADED,  # listed as `&lt;` / `&gt;`
+            name_display_dropped=Outcome.DEGRADED,
+            joins_description_lines=True,
             skill_md_max_bytes=1_000_000,  # "exceeds 1000000 bytes", in the debug log
             boolean_fields=frozenset({"disable-model-invocation", "user-invocable", "background"}),
             **_run("Claude Code", "2.1.332"),
@@ -260,6 +279,7 @@ TARGETS: dict[str, Target] = {
             duplicate_key=Outcome.REJECTED,
             metadata_not_map=Outcome.REJECTED,  # "expected struct SkillFrontmatterMetadata"
             skill_md_symlink="never",  # any symlinked SKILL.md is skipped silently
+            joins_description_lines=True,
             hidden_folder=Outcome.DROPPED,
             **_run("Codex CLI", "0.171.0"),
         ),
@@ -333,6 +353,7 @@ TARGETS: dict[str, Target] = {
             description_max=None,
             compatibility_max=None,
             regex_description=True,
+            angle_brackets=Outcome.DEGRADED,  # AGENTS.md (`openskills sync`) takes them as tags
             malformed_yaml=Outcome.OK,  # reads the description with a regex, not YAML
             no_frontmatter=Outcome.DEGRADED,  # unless a `description:` line is there to read
             not_mapping=Outcome.DEGRADED,  # no description line to read

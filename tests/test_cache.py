@@ -832,8 +832,10 @@ def summaries(draw) -> SkillSummary:
         name_span=draw(st.none() | SPANS),
         description=draw(st.none() | TEXT),
         description_span=draw(st.none() | SPANS),
-        description_stems=draw(st.frozensets(TEXT, max_size=4)),
-        nested=draw(st.lists(PATHS, max_size=2)),
+        data={
+            "description-words": draw(st.frozensets(TEXT, max_size=4)),
+            "nested-skill-md": draw(st.lists(PATHS, max_size=2)),
+        },
         suppressions=draw(st.lists(suppressions(), max_size=2)),
         figures=draw(
             st.none() | st.builds(Figures, st.none() | INTS, INTS, INTS, INTS, INTS)  # type: ignore[arg-type]

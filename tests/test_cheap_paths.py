@@ -22,8 +22,17 @@ from skillcheck.source.anchors import slugify
 
 # what a clean skill never needs: the Markdown parser (its raw text shows nothing a link rule
 # could report), gitignore matching (no ignore file), JSON Schema (no frontmatter-schema),
-# near-miss suggestions (no misspelt key) and the fixer (no --fix)
-NOT_NEEDED = ("pyromark", "pathspec", "jsonschema", "difflib", "skillcheck.fix")
+# near-miss suggestions (no misspelt key), the fixer (no --fix) and the packaging (lint goes
+# through api_lint, not the whole api: archives, HTTP and the manifest are a fifth of start-up)
+NOT_NEEDED = (
+    "pyromark",
+    "pathspec",
+    "jsonschema",
+    "difflib",
+    "skillcheck.fix",
+    "skillcheck.api",
+    "skillcheck.package",
+)
 
 _PROBE = r"""
 import json, sys
@@ -55,6 +64,7 @@ def test_linting_one_clean_skill_imports_nothing_it_does_not_need(tmp_path: Path
     out, modules = _lint_in_fresh_interpreter("lint", str(skill / "SKILL.md"), cwd=tmp_path)
     assert "All checks passed: 1 skill (target: agentskills)." in out
     assert "skillcheck.rules.references" in modules  # the link rules did run
+    assert "skillcheck.api_lint" in modules  # the command called the library, not the engine
     assert _loaded(modules, NOT_NEEDED) == []
     # one module per command, and `lint` loads only its own (start-up time)
     assert _loaded(modules, ("skillcheck.cli",)) == [

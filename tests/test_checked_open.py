@@ -102,3 +102,19 @@ def test_a_frontmatter_schema_that_is_a_fifo_does_not_hang_the_run_key(tmp_path:
     fifo.unlink()
     fifo.write_text(json.dumps({"type": "object"}))
     assert run_key(["SK101"], ("agentskills",), {"frontmatter-schema": str(fifo)}, tmp_path) != key
+
+
+def test_a_cache_file_larger_than_any_we_write_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache reads at most ``MAX_FILE_BYTES`` of an entry (README: "256 MB at most"):
+    a larger file is a miss, never read whole."""
+    from skillcheck.engine import cache
+
+    key = cache.cache_key()
+    assert key is not None
+    entry = tmp_path / "entry.json"
+    entry.write_bytes(cache.seal(b'{"fine": true}', key))
+    assert cache._read_json(entry, key) == {"fine": True}
+    monkeypatch.setattr(cache, "MAX_FILE_BYTES", entry.stat().st_size - 1)
+    assert cache._read_json(entry, key) is None

@@ -318,6 +318,23 @@ def test_diff_previews_without_writing(tmp_path: Path) -> None:
     assert "No fixes available." in result.stderr
 
 
+def test_fix_rounds_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--fix applies at most ``MAX_ROUNDS`` rounds (README: bounded time), leaving what the
+    next rounds would fix reported, not looping until the file settles."""
+    import skillcheck.fix as fix
+
+    monkeypatch.setattr(fix, "MAX_ROUNDS", 1)
+    values = "".join(f"  k{i}: yes\n" for i in range(60))
+    path = write_skill(
+        tmp_path,
+        "pdf-tools",
+        frontmatter=f"name: pdf-tools\ndescription: {DESC}\nmetadata:\n{values}",
+    )
+    _fix(tmp_path)  # one round: the 50 fixes a lint offers
+    assert path.joinpath("SKILL.md").read_text().count(': "yes"') == 50
+    assert "SK112" in _codes(tmp_path)
+
+
 def test_diff_shows_invisible_changes_escaped(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "pdf-tools").joinpath("SKILL.md")
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))

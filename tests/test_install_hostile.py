@@ -461,22 +461,38 @@ def test_a_killed_install_is_never_linted_and_the_next_install_removes_it(
 
 
 def test_every_reliability_guarantee_names_tests_that_exist() -> None:
+    """The README's Reliability section covers every command (what it never writes, never
+    follows, what bounds its time), and each guarantee, a bullet or a table row, names tests
+    that exist: ``file.py`` a test file, ``file.py::name`` a test defined in that file."""
     import re
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    tests = Path(__file__).parent
+    readme = (tests.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("\n## Reliability\n", 1)[1].split("\n## ", 1)[0]
-    guarantees = [g for g in section.split("\n- ")[1:] if g.startswith("**")]
-    assert len(guarantees) >= 10
-    defined = {
-        m.group(1)
-        for path in Path(__file__).parent.glob("test_*.py")
-        for m in re.finditer(r"^def (test_\w+)", path.read_text(encoding="utf-8"), re.M)
+    headings = " ".join(re.findall(r"^### (.+)$", section, re.M))
+    for command in ("lint", "--fix", "pack", "catalog", "cache", "install", "verify", "unpack"):
+        assert command in headings, command
+    for command in ("serve", "lsp"):
+        assert command in headings, command
+    defined: dict[str, set[str]] = {
+        path.name: set(re.findall(r"^(?:async )?def (test_\w+)", path.read_text("utf-8"), re.M))
+        for path in tests.glob("test_*.py")
     }
-    for guarantee in guarantees:
-        named = re.findall(r"(?:::|`)(test_\w+)`", guarantee)
-        named += re.findall(r"::(test_\w+)", guarantee)
+    everywhere = set().union(*defined.values())
+    bullets = [g for g in section.split("\n- ")[1:] if g.startswith("**")]
+    rows = [r for r in section.splitlines() if r.startswith("| ") and "never writes" not in r]
+    assert len(bullets) >= 10 and len(rows) >= 5
+    for guarantee in bullets + rows:
         if "(same test)" in guarantee:
             continue
+        named = re.findall(r"`((?:test_\w+\.py)?(?:::)?(?:test_\w+)?)`", guarantee)
+        named = [n for n in named if n.startswith("test_")]
         assert named, f"no test named for: {guarantee[:60]}"
         for name in named:
-            assert name in defined, name
+            file, _, test = name.rpartition("::") if "::" in name else ("", "", name)
+            if name.endswith(".py"):
+                assert name in defined, name
+            elif file:
+                assert test in defined.get(file, set()), name
+            else:
+                assert test in everywhere, name

@@ -23,6 +23,7 @@ from skillgen import add_defect, generate
 from skillcheck.engine import runner as engine
 from skillcheck.rules import all_rules
 from skillcheck.rules.base import registry
+from skillcheck.rules.collection import DESCRIPTION_WORDS
 
 SKILLS = 48
 
@@ -210,7 +211,7 @@ def test_description_words_are_held_once_across_skills(
     copies = {
         id(word)
         for skill in result.skills
-        for word in skill.description_stems
+        for word in DESCRIPTION_WORDS.of(skill)
         if word.startswith("spreadsheet")
     }
     assert len(copies) == 1

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cli", ("skillcheck.__main__", "skillcheck._entry", "skillcheck.cli")),
     # the Language Server and the MCP server/client: front ends on top of the API
     ("lsp/mcp", ("skillcheck.lsp", "skillcheck.mcp")),
-    ("api", ("skillcheck.api",)),
+    ("api", ("skillcheck.api", "skillcheck.api_lint")),
     ("report/package", ("skillcheck.report", "skillcheck.package")),
     ("fix", ("skillcheck.fix",)),
     ("engine", ("skillcheck.engine",)),
@@ -154,6 +154,13 @@ def _rule_modules_imported(module: str, graph: dict[str, set[str]]) -> list[str]
 def test_only_the_registry_is_imported_from_the_rules(module: str) -> None:
     found = _rule_modules_imported(module, GRAPH)
     assert not found, f"{module} imports rule modules {found}: move what it needs to analysis/"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) == 0))
+def test_the_commands_call_the_library_not_the_engine(module: str) -> None:
+    # DESIGN §11: a command parses options, calls api (or api_lint) and picks a reporter
+    engine = sorted(t for t in GRAPH[module] if t.startswith("skillcheck.engine"))
+    assert not engine, f"{module} imports {engine}: call skillcheck.api instead"
 
 
 def test_the_checks_catch_a_cycle_and_an_upward_import() -> None:

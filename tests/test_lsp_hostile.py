@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_lsp import WAIT, Client, _initialize, _open, _uri
 
+from skillcheck.lsp import analysis
 from skillcheck.lsp.framing import MAX_MESSAGE, FramedReader
 
 pytest.importorskip("pygls")
@@ -214,6 +217,169 @@ def test_a_buffer_larger_than_lint_reads_is_not_checked_and_says_so(
     diagnostics = raw_client.diagnostics(uri)
     assert len(diagnostics) == 1 and "not checked" in diagnostics[0]["message"]
     assert "result" in raw_client.ask("textDocument/hover", _hover(uri))
+
+
+# a server whose checks of a buffer holding "slow<mark>" block until they are stopped, saying
+# on stderr when each starts and stops (the events these tests wait for); other buffers are
+# checked for real. Its request budget is a hang guard only.
+_STOPPABLE_SERVER = """
+import sys, threading
+from skillcheck.source import stop
+from skillcheck.lsp import analysis, server
+real = analysis.check_buffer
+def slow(path, text):
+    if "slow" not in text:
+        return real(path, text)
+    mark = text.split("slow", 1)[1].split()[0]
+    print("checking", mark, file=sys.stderr, flush=True)
+    try:
+        (stop.STOP.get() or threading.Event()).wait()  # no stop event: blocked for good
+        stop.stop_point()
+    finally:
+        print("stopped", mark, file=sys.stderr, flush=True)
+analysis.check_buffer = slow
+server.REQUEST_BUDGET = 600.0
+server.main()
+"""
+
+
+class StoppableClient(RawClient):
+    def __init__(self, cwd: Path) -> None:
+        super().__init__(cwd, [sys.executable, "-c", _STOPPABLE_SERVER])
+        self.events: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read_events, daemon=True).start()
+
+    def _read_events(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.events.put(line.decode("utf-8", "replace").strip())
+        self.events.put(None)
+
+    def expect(self, event: str) -> None:
+        """Wait for ``event`` on the server's stderr (other lines are its log)."""
+        while True:
+            try:
+                line = self.events.get(timeout=WAIT)
+            except queue.Empty:
+                raise AssertionError(f"no {event!r} from the server in time") from None
+            assert line is not None, f"the server ended before {event!r}"
+            if line == event:
+                return
+
+    def start(self, method: str, params: Any) -> int:
+        """Send a request without waiting for its reply; its id."""
+        self.next_id += 1
+        self.send({"id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def reply(self, ident: int) -> dict[str, Any]:
+        return self.wait(lambda m: m.get("id") == ident and "method" not in m)
+
+
+@pytest.fixture
+def stoppable(tmp_path: Path):
+    started = StoppableClient(tmp_path)
+    yield started
+    started.close()
+
+
+def test_a_cancelled_request_is_answered_32800_and_its_check_stops(
+    stoppable: StoppableClient, tmp_path: Path
+) -> None:
+    _initialize(stoppable, tmp_path)
+    skill = _skill(tmp_path)
+    notes = skill / "notes.md"
+    notes.write_text("slowA\n")  # not opened: the request alone wants its check
+    ident = stoppable.start("textDocument/hover", _hover(_uri(notes)))
+    stoppable.expect("checking A")
+    stoppable.notify("$/cancelRequest", {"id": ident})
+    reply = stoppable.reply(ident)
+    assert reply["error"]["code"] == -32800, reply
+    stoppable.expect("stopped A")  # the work is given up, not only the answer
+    # and the worker is free for the next request
+    assert "result" in stoppable.ask("textDocument/hover", _hover(_uri(skill / "SKILL.md")))
+
+
+def test_a_newer_version_stops_the_stale_check(stoppable: StoppableClient, tmp_path: Path) -> None:
+    _initialize(stoppable, tmp_path)
+    path = _skill(tmp_path) / "SKILL.md"
+    uri = _open(stoppable, path, "---\nname: s\n---\nslow1\n")
+    stoppable.expect("checking 1")
+    ident = stoppable.start("textDocument/hover", _hover(uri))  # waits for version 1
+    fixed = "---\nname: s\n---\n# S\n"  # no description: SK... errors, checked for real
+    stoppable.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]},
+    )
+    stoppable.expect("stopped 1")
+    reply = stoppable.reply(ident)
+    assert reply["error"]["code"] == -32801, reply  # ContentModified: ask again
+    diagnostics = stoppable.diagnostics(uri, version=2)
+    assert any("description" in d["message"] for d in diagnostics), diagnostics
+    assert "result" in stoppable.ask("textDocument/hover", _hover(uri))
+
+
+@pytest.mark.parametrize("method", ["textDocument/hover", "textDocument/codeAction"])
+def test_a_request_is_answered_while_a_long_check_runs(
+    stoppable: StoppableClient, tmp_path: Path, method: str
+) -> None:
+    _initialize(stoppable, tmp_path)
+    slow = _skill(tmp_path) / "SKILL.md"
+    _open(stoppable, slow, "---\nname: s\n---\nslowA\n")
+    stoppable.expect("checking A")
+    # a request for another document, whose check needs the worker the long check holds
+    other = tmp_path / "t"
+    other.mkdir()
+    (other / "SKILL.md").write_text("---\nname: t\ndescription: Does t. Use when t.\n---\n# T\n")
+    params = _hover(_uri(other / "SKILL.md"))
+    if method == "textDocument/codeAction":  # a check, then the fixes: both before A again
+        whole = {"start": {"line": 0, "character": 0}, "end": {"line": 5, "character": 0}}
+        params = {
+            "textDocument": params["textDocument"],
+            "range": whole,
+            "context": {"diagnostics": []},
+        }
+    assert "result" in stoppable.ask(method, params)
+    stoppable.expect("stopped A")  # the publishing check gave way...
+    stoppable.expect("checking A")  # ...and runs again after the request
+    stoppable.notify("exit", None)
+    assert stoppable.proc.wait(timeout=WAIT) == 1
+
+
+def test_a_stopped_check_raises_between_rules(tmp_path: Path) -> None:
+    from skillcheck.source.stop import Stopped, stoppable
+
+    path = _skill(tmp_path) / "SKILL.md"
+    text = path.read_text() + "[broken](missing.md)\n"
+    event = threading.Event()
+    with stoppable(event):
+        assert analysis.check_buffer(path, text).diagnostics  # not stopped: checked whole
+        event.set()
+        with pytest.raises(Stopped):
+            analysis.check_buffer(path, text)
+    assert analysis.check_buffer(path, text).diagnostics  # outside: nothing stops it
+
+
+def test_the_loops_that_grow_with_a_file_are_stop_points(tmp_path: Path) -> None:
+    """A rule on a long file stops inside its loop, not only between rules: the link scan
+    and the heading scan each raise Stopped once the event is set."""
+    from skillcheck.analysis.links import analysis as link_analysis
+    from skillcheck.source.anchors import QuickAnchors
+    from skillcheck.source.load import load_skill
+    from skillcheck.source.stop import Stopped, stoppable
+
+    body = "".join(f"## H{i}\n[to](#nope{i})\n" for i in range(50))
+    skill_dir = _skill(tmp_path)
+    (skill_dir / "SKILL.md").write_text((skill_dir / "SKILL.md").read_text() + body)
+    event = threading.Event()
+    event.set()
+    with stoppable(event):
+        with pytest.raises(Stopped):
+            link_analysis(load_skill(skill_dir, "s"))
+        with pytest.raises(Stopped):
+            QuickAnchors(body).has("nope")
+    assert link_analysis(load_skill(skill_dir, "s")).uses  # outside: it runs to the end
+    assert not QuickAnchors(body).has("nope")
 
 
 # --- the framing, as a unit --------------------------------------------------------------

@@ -460,3 +460,73 @@ def test_the_loader_api_serves_verified_skills_only(hostile_report) -> None:
     for name, path in [("wrong-digest", "SKILL.md"), ("alpha", "references/other.md")]:
         with pytest.raises(mcp_client.McpError):
             skills.read_bytes(name, path)
+
+
+# --- what serve never does (README, Reliability) -------------------------------------------
+
+
+def _tree_state(root: Path) -> dict[str, bytes | None]:
+    """Every entry under ``root``, hidden ones included: a file's bytes, else None."""
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def test_serve_writes_nothing_but_its_private_snapshot_and_removes_it(tmp_path: Path) -> None:
+    """Serving a tree writes nothing into it (no cache, no output) and nowhere but its own
+    temporary snapshot, which is gone once the server ends."""
+    write_skill(tmp_path / "skills", "release-notes", files={"notes.md": "one\n"})
+    temp, home = tmp_path / "tmp", tmp_path / "home"
+    temp.mkdir()
+    home.mkdir()
+    before = _tree_state(tmp_path / "skills")
+    # no cache folder named: a cache would go to the tree (its project root) or to HOME
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("SKILLCHECK_CACHE_DIR", "XDG_CACHE_HOME")
+    }
+    proc = subprocess.Popen(
+        [*skillcheck_command(), "serve", "--isolated", "."],
+        cwd=tmp_path / "skills",
+        env={**env, "TMPDIR": str(temp), "HOME": str(home)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+    proc.stdin.write(json.dumps(initialize).encode() + b"\n")
+    proc.stdin.flush()
+    answer = json.loads(proc.stdout.readline())  # the event: serving, its snapshot made
+    assert answer["id"] == 1 and "result" in answer, answer
+    assert [p.name.startswith("skillcheck-serve-") for p in temp.iterdir()] == [True]
+    _out, err = proc.communicate(b"", timeout=GUARD)  # closes its input: it ends
+    assert proc.returncode == 0, err
+    assert list(temp.iterdir()) == [] and list(home.iterdir()) == []
+    assert _tree_state(tmp_path / "skills") == before
+
+
+def test_a_skill_over_the_serving_bounds_is_left_out_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillcheck.mcp import server
+
+    monkeypatch.setattr(server, "MAX_RESOURCES", 2)  # SEP-2640's bound, made small
+    write_skill(tmp_path / "skills", "release-notes")
+    write_skill(tmp_path / "skills", "many-files", files={"a.md": "a\n", "b.md": "b\n"})
+    lines: list[str] = []
+    served = server.Served(tmp_path / "skills", _settings(), log=lines.append)
+    try:
+        assert sorted(served.snapshot.skills) == ["release-notes"]
+        assert any("many-files" in line and "more than the 2" in line for line in lines), lines
+    finally:
+        served.close()

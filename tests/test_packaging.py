@@ -76,7 +76,7 @@ def test_wheel_ships_every_schema_and_nothing_but_the_package(wheel: zipfile.Zip
 
 @pytest.mark.slow  # builds a wheel (once for the module)
 def test_wheel_ships_the_token_estimators_vocabulary(wheel: zipfile.ZipFile) -> None:
-    # without it the estimator cannot price a word (skillcheck/tokens.py, package-data)
+    # without it the estimator cannot price a word (skillcheck/tokens/vocab.py, package-data)
     shipped = wheel.read("skillcheck/data/cl100k_words.bin")
     assert shipped == (ROOT / "skillcheck" / "data" / "cl100k_words.bin").read_bytes()
 

@@ -952,9 +952,11 @@ def test_skills_ref_reading_is_reported_beside_the_line_based_one(tmp_path: Path
     assert "skills-ref" not in found["SK108"]["targets"]  # cut off before skills-ref reads it
     cut = found["SK110"]
     assert (cut["line"], cut["column"], cut["end_column"]) == (3, 28, 31)
-    assert (cut["severity"], cut["targets"]) == ("warning", ["skills-ref"])
+    # Claude Code cuts there too (2.1.332, bench/runtimes): it lists 'Extracts text'
+    assert (cut["severity"], cut["targets"]) == ("warning", ["skills-ref", "claude-code"])
     assert "reads description as 'Extracts text'" in cut["message"]
     assert report["skills"][0]["outcomes"]["skills-ref"] == "rejected"
+    assert report["skills"][0]["outcomes"]["claude-code"] == "degraded"
 
 
 def test_glued_first_line_positions(tmp_path: Path) -> None:

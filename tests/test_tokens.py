@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import math
+import random
 import statistics
 import subprocess
 import sys
@@ -21,9 +22,12 @@ from skillcheck.tokens import (
     DEFAULT_TOKENIZER,
     EstimateTokenizer,
     Tokenizer,
+    ceiling,
     count_tokens,
+    estimate,
     estimate_tokens,
     get_tokenizer,
+    vocab,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,6 +44,17 @@ def _load_corpus_module():
     sys.modules["token_corpus"] = module  # dataclasses look their module up while defined
     spec.loader.exec_module(module)
     return module
+
+
+def test_every_sentence_template_of_the_corpus_renders() -> None:
+    # the templates are data (bench/token_corpus_words.json): a slot naming no word list or
+    # generator, or left unfilled, would fail here rather than in a calibration run
+    corpus = _load_corpus_module()
+    rng = random.Random(0)
+    for template in corpus.SENTENCES:
+        text = corpus.render(rng, template)
+        assert "{" not in text and "}" not in text, (template, text)
+        assert text.strip() == text and len(text) > 20, (template, text)
 
 
 SAMPLE = """---
@@ -89,7 +104,7 @@ def test_empty_and_whitespace() -> None:
 
 def test_deterministic_whatever_the_cache_state() -> None:
     first = estimate_tokens(SAMPLE)
-    tokens._clear_caches()
+    estimate._clear_caches()
     cold = estimate_tokens(SAMPLE)
     warm = estimate_tokens(SAMPLE)
     assert first == cold == warm
@@ -101,8 +116,8 @@ def test_fast_whitespace_path_matches_the_fitted_features() -> None:
     corpus = _load_corpus_module().generate_corpus(seed=7, count=26)
     for doc in [*corpus, SAMPLE, "1. one\n2. two", "  indented\n\tx\n", "a  b   c\n"]:
         text = doc if isinstance(doc, str) else doc.text
-        chunks = sum(tokens._chunk_cost(c) for c in text.split())
-        expected = max(1, round(chunks + tokens._whitespace_cost(text)))
+        chunks = sum(estimate._chunk_cost(c) for c in text.split())
+        expected = max(1, round(chunks + estimate._whitespace_cost(text)))
         assert abs(estimate_tokens(text) - expected) <= 1
 
 
@@ -143,11 +158,11 @@ def test_crlf_counts_as_lf() -> None:
 def test_symbol_pair_tables_decode_to_pairs() -> None:
     # The rate tables store two-character pairs concatenated: an odd length would shift every
     # pair after it.
-    for rate, keys in tokens._PAIR_RATES.items():
+    for rate, keys in estimate._PAIR_RATES.items():
         assert len(keys) % 2 == 0, rate
-    assert all(len(k) == 2 for k in tokens._PAIR)
-    assert all(len(k) == 1 and not k.isascii() for k in tokens._INNER)
-    assert len(tokens._PAIR) == sum(len(k) // 2 for k in tokens._PAIR_RATES.values())
+    assert all(len(k) == 2 for k in estimate._PAIR)
+    assert all(len(k) == 1 and not k.isascii() for k in estimate._INNER)
+    assert len(estimate._PAIR) == sum(len(k) // 2 for k in estimate._PAIR_RATES.values())
 
 
 @pytest.mark.parametrize(
@@ -266,8 +281,8 @@ def test_the_shipped_vocabulary_is_cl100k_s() -> None:
     # data/cl100k_words.bin is derived data: rebuilding it from tiktoken changes nothing
     pytest.importorskip("tiktoken")
     encoding = get_tokenizer("tiktoken:cl100k_base")._encoding  # type: ignore[attr-defined]
-    built = tokens.build_vocab_table(encoding._mergeable_ranks)
-    shipped = tokens._VOCAB_PATH.read_bytes()
+    built = vocab.build_vocab_table(encoding._mergeable_ranks)
+    shipped = vocab._VOCAB_PATH.read_bytes()
     assert zlib.decompress(shipped) == zlib.decompress(built)
     assert len(shipped) < 250_000  # it ships in every wheel
     assert zlib.decompress(shipped).startswith(b"cl100k_base 87086\n")
@@ -276,9 +291,10 @@ def test_the_shipped_vocabulary_is_cl100k_s() -> None:
 def test_the_vocabulary_loads_on_the_first_estimate_not_on_import() -> None:
     # the pre-commit hook pays start-up time on every commit: importing costs nothing
     probe = (
-        "from skillcheck import tokens; assert not tokens._VOCAB.lows; "
-        "import skillcheck.cli; assert not tokens._VOCAB.lows; "
-        "assert tokens.estimate_tokens('hello world') == 2; assert tokens._VOCAB.lows"
+        "from skillcheck import tokens; from skillcheck.tokens import vocab; "
+        "assert not vocab._VOCAB.lows; "
+        "import skillcheck.cli; assert not vocab._VOCAB.lows; "
+        "assert tokens.estimate_tokens('hello world') == 2; assert vocab._VOCAB.lows"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
@@ -290,7 +306,7 @@ def test_an_unreadable_vocabulary_is_a_clear_error(tmp_path: Path) -> None:
         if data is not None:
             path.write_bytes(data)
         with pytest.raises(RuntimeError, match=r"cl100k_words\.bin is unreadable .*reinstall"):
-            tokens._VocabTable(path).count("word")
+            vocab._VocabTable(path).count("word")
 
 
 def test_corpus_is_deterministic() -> None:
@@ -375,18 +391,18 @@ def test_figures_are_unchanged_by_the_fast_paths() -> None:
     corpus = _load_corpus_module().generate_corpus(seed=3, count=26)
     for cold in (True, False):
         if cold:
-            tokens._clear_caches()
+            estimate._clear_caches()
         assert [estimate_tokens(doc.text) for doc in corpus] == SEED3_FIGURES
 
 
-def _scan_only_table() -> tokens._VocabTable:
-    table = tokens._VocabTable(tokens._VOCAB_PATH)
+def _scan_only_table() -> vocab._VocabTable:
+    table = vocab._VocabTable(vocab._VOCAB_PATH)
     table.PROMOTE = 10**12  # never builds the hash set: every probe searches the arrays
     return table
 
 
-def _set_table() -> tokens._VocabTable:
-    table = tokens._VocabTable(tokens._VOCAB_PATH)
+def _set_table() -> vocab._VocabTable:
+    table = vocab._VocabTable(vocab._VOCAB_PATH)
     table.PROMOTE = 0  # the hash set from the first word
     return table
 
@@ -433,7 +449,7 @@ def test_the_hash_set_holds_every_entry_of_the_arrays() -> None:
 
 def test_small_runs_never_build_the_hash_set() -> None:
     # building it costs ~10 ms: a lint of one skill (the pre-commit hook) must not pay that
-    table = tokens._VocabTable(tokens._VOCAB_PATH)
+    table = vocab._VocabTable(vocab._VOCAB_PATH)
     for _ in range(table.PROMOTE):
         table.count("word")
     assert not table.hashes
@@ -457,24 +473,24 @@ def test_cache_misses_price_as_the_reference(text: str) -> None:
     # the caches price ASCII chunks and word pieces in __missing__ itself; _chunk_cost and
     # _piece_cost are the reference, with a vocabulary that only searches the arrays
     chunks = text.split()
-    pieces = [p for c in chunks for p in tokens._PIECE.findall(c)]
-    original = tokens._VOCAB
+    pieces = [p for c in chunks for p in estimate._PIECE.findall(c)]
+    original = vocab._VOCAB
     try:
-        tokens._VOCAB = _set_table()
-        tokens._clear_caches()
-        fast_chunks = tokens._ChunkPrices(tokens._chunk_cost)
-        fast_pieces = tokens._PiecePrices(tokens._piece_cost)
+        vocab._VOCAB = _set_table()
+        estimate._clear_caches()
+        fast_chunks = estimate._ChunkPrices(estimate._chunk_cost)
+        fast_pieces = estimate._PiecePrices(estimate._piece_cost)
         fast = [fast_chunks[c] for c in chunks]
         fast_piece_costs = [fast_pieces[p] for p in [*pieces, *(" " + p for p in pieces)]]
-        tokens._VOCAB = _scan_only_table()
-        tokens._clear_caches()
-        assert fast == [tokens._chunk_cost(c) for c in chunks]
-        reference = [tokens._piece_cost(p) for p in pieces]
-        assert fast_piece_costs == reference + [tokens._piece_cost(" " + p) for p in pieces]
+        vocab._VOCAB = _scan_only_table()
+        estimate._clear_caches()
+        assert fast == [estimate._chunk_cost(c) for c in chunks]
+        reference = [estimate._piece_cost(p) for p in pieces]
+        assert fast_piece_costs == reference + [estimate._piece_cost(" " + p) for p in pieces]
         scanned = estimate_tokens(text)
     finally:
-        tokens._VOCAB = original
-        tokens._clear_caches()
+        vocab._VOCAB = original
+        estimate._clear_caches()
     assert estimate_tokens(text) == scanned
 
 
@@ -483,15 +499,15 @@ def test_the_memo_of_long_texts_never_changes_a_count() -> None:
     # count is the one an empty memo gives
     a = "word " * 2000
     b = "1,2; " * 2000
-    assert len(a) == len(b) >= tokens._MEMO_MIN
+    assert len(a) == len(b) >= estimate._MEMO_MIN
     fresh = {}
     for text in (a, b):
-        tokens._clear_caches()
+        estimate._clear_caches()
         fresh[text] = estimate_tokens(text)
     assert fresh[a] != fresh[b]
-    tokens._clear_caches()
+    estimate._clear_caches()
     assert [estimate_tokens(t) for t in (a, b, a, b)] == [fresh[a], fresh[b], fresh[a], fresh[b]]
-    assert len(tokens._memo) == 2
+    assert len(estimate._memo) == 2
 
 
 # --------------------------------------------------------------------------------------------
@@ -501,20 +517,20 @@ def test_the_memo_of_long_texts_never_changes_a_count() -> None:
 
 def test_the_pricing_tables_keep_to_the_bounds_the_ceiling_assumes() -> None:
     # a recalibration that breaks one of these must revisit estimate_ceiling's argument
-    pair_rates = [*tokens._PAIR.values(), *tokens._PAIR_DEFAULT.values()]
+    pair_rates = [*estimate._PAIR.values(), *estimate._PAIR_DEFAULT.values()]
     assert max(pair_rates) <= 1.0
-    inner = {**tokens._INNER, **{f"<{k}>": v for k, v in tokens._INNER_DEFAULT.items()}}
+    inner = {**estimate._INNER, **{f"<{k}>": v for k, v in estimate._INNER_DEFAULT.items()}}
     assert max(inner.values()) <= 2.0  # 1 + 2 <= 1.5 per byte of a 2-byte character
-    for (_context, shape), (base, _knee, slope) in tokens._WORD.items():
+    for (_context, shape), (base, _knee, slope) in estimate._WORD.items():
         assert slope <= 1.0
         # one letter is "low" or "cap"; "up" needs two
-        assert base <= (tokens._CEIL_CHAR if shape != "up" else 2 * tokens._CEIL_CHAR)
-    for run, per_char in tokens._SCRIPT.values():
+        assert base <= (ceiling._CEIL_CHAR if shape != "up" else 2 * ceiling._CEIL_CHAR)
+    for run, per_char in estimate._SCRIPT.values():
         assert run + per_char <= 3.0 and per_char <= 3.0  # 1.5 per byte of 2 bytes
-    assert tokens._PREFIX_UNI <= tokens._CEIL_CHAR
-    assert tokens._PREFIX_SYMBOL_UNI <= 0
-    assert tokens._INDENT - tokens._SPACE_RUN <= 0 and tokens._DIGIT_LINE <= 0
-    assert tokens._TAB >= 0 and tokens._SPACE_RUN >= 0
+    assert estimate._PREFIX_UNI <= ceiling._CEIL_CHAR
+    assert estimate._PREFIX_SYMBOL_UNI <= 0
+    assert estimate._INDENT - estimate._SPACE_RUN <= 0 and estimate._DIGIT_LINE <= 0
+    assert estimate._TAB >= 0 and estimate._SPACE_RUN >= 0
 
 
 # the characters the ceiling is tightest on: digits at line starts, symbols glued to spaces,
@@ -548,8 +564,8 @@ def test_the_ceiling_of_prose_is_about_three_times_the_estimate() -> None:
     # tried only when that one is over the limit, is about three times the estimate
     prose = "Read each section in order, then record the page ranges (see `notes.md`).\n" * 100
     estimate = estimate_tokens(prose)
-    assert tokens.estimate_ceiling(prose, limit=10**6) == tokens._char_ceiling(prose)
-    assert estimate <= tokens._char_ceiling(prose) <= 1.25 * len(prose)
+    assert tokens.estimate_ceiling(prose, limit=10**6) == ceiling._char_ceiling(prose)
+    assert estimate <= ceiling._char_ceiling(prose) <= 1.25 * len(prose)
     assert estimate <= tokens.estimate_ceiling(prose) <= 3 * estimate
 
 
@@ -564,25 +580,25 @@ _LOWER = "abcdefghijklmnopqrstuvwxyz"
 def _missing_pairs() -> list[str]:
     """The lowercase letter pairs missing from the table: a two-letter piece that is not
     one token."""
-    return [a + b for a in _LOWER for b in _LOWER if tokens._VOCAB.count(a + b) == 2]
+    return [a + b for a in _LOWER for b in _LOWER if vocab._VOCAB.count(a + b) == 2]
 
 
 def test_the_vocabulary_table_has_the_pairs_the_pair_ceiling_assumes() -> None:
     missing = _missing_pairs()
     assert missing  # ("qz", "yf", ...): the check below is not vacuous
     uncovered = [
-        p for p in missing if p[0] not in tokens._RARE_FIRST and p[1] not in tokens._RARE_SECOND
+        p for p in missing if p[0] not in ceiling._RARE_FIRST and p[1] not in ceiling._RARE_SECOND
     ]
     assert uncovered == []
     # a chunk's first piece gets a space before it: every space-letter pair is one token
-    assert [c for c in _LOWER + _LOWER.upper() if tokens._VOCAB.count(" " + c) != 1] == []
+    assert [c for c in _LOWER + _LOWER.upper() if vocab._VOCAB.count(" " + c) != 1] == []
 
 
 def test_the_pair_ceiling_is_for_text_without_non_ascii_letters_or_digits() -> None:
-    assert tokens._pair_ceiling("plain words, (symbols) and 42\n") is not None
-    assert tokens._pair_ceiling("arrows \u2192 dashes \u2014 and\xa0spaces \u2705") is not None
+    assert ceiling._pair_ceiling("plain words, (symbols) and 42\n") is not None
+    assert ceiling._pair_ceiling("arrows \u2192 dashes \u2014 and\xa0spaces \u2705") is not None
     for word in ("caf\u00e9", "\u0663", "x\u00b2", "\u5b57", "\u0416"):
-        assert tokens._pair_ceiling(f"text with {word} in it") is None
+        assert ceiling._pair_ceiling(f"text with {word} in it") is None
         text = f"text with {word} in it " * 50
         assert estimate_tokens(text) <= tokens.estimate_ceiling(text)  # the character one
 
@@ -604,7 +620,7 @@ _WORDY = st.text(st.characters(min_codepoint=9, max_codepoint=126), max_size=300
 @settings(max_examples=500, deadline=None)
 @given(st.one_of(_PAIRED, _WORDY))
 def test_the_pair_ceiling_is_never_below_the_estimate(text: str) -> None:
-    pair = tokens._pair_ceiling(text)
+    pair = ceiling._pair_ceiling(text)
     assert pair is not None
     assert estimate_tokens(text) <= pair
     assert estimate_tokens(text) <= tokens.estimate_ceiling(text, limit=0)
@@ -615,11 +631,11 @@ def test_the_pair_ceiling_is_never_below_the_estimate(text: str) -> None:
 def test_the_pair_ceiling_gives_up_only_when_over_the_limit(text: str, limit: int) -> None:
     # with a limit it stops once the terms summed so far are over it: never a different
     # answer about the limit, and never a different ceiling when it finishes
-    full = tokens._pair_ceiling(text)
+    full = ceiling._pair_ceiling(text)
     assert full is not None
-    early = tokens._pair_ceiling(text, limit)
+    early = ceiling._pair_ceiling(text, limit)
     assert early == (full if full <= limit else None)
-    proven = min(full, tokens._char_ceiling(text)) <= limit
+    proven = min(full, ceiling._char_ceiling(text)) <= limit
     assert (tokens.estimate_ceiling(text, limit) <= limit) is proven
 
 
@@ -629,7 +645,7 @@ def test_the_pair_ceiling_holds_on_every_short_pattern_repeated() -> None:
     alphabet = ["a", "q", "z", "y", "f", "B", "1", ".", "(", "'", " ", "\n", "\t", "\u2192", "\xa0"]
     patterns = [a + b for a in alphabet for b in alphabet]
     patterns += [a + b + c for a in alphabet for b in alphabet for c in alphabet]
-    worse = [p for p in patterns if estimate_tokens(p * 40) > (tokens._pair_ceiling(p * 40) or 0)]
+    worse = [p for p in patterns if estimate_tokens(p * 40) > (ceiling._pair_ceiling(p * 40) or 0)]
     assert worse == []
 
 
@@ -637,10 +653,10 @@ def test_the_pair_ceiling_holds_on_words_split_into_pairs() -> None:
     # " iuaa" splits " i" + "ua" + "a": every token two characters but the last, the split
     # the argument charges most for; the space before each word takes its share
     words = ["iuaa", "iubc", "iuag", "iubm"]
-    assert [tokens._VOCAB.count(" " + w) for w in words] == [3, 3, 3, 3]
+    assert [vocab._VOCAB.count(" " + w) for w in words] == [3, 3, 3, 3]
     for sep in (" ", "\n", "\t"):
         text = sep.join(words * 25)
-        assert estimate_tokens(text) <= (tokens._pair_ceiling(text) or 0)
+        assert estimate_tokens(text) <= (ceiling._pair_ceiling(text) or 0)
 
 
 def test_the_pair_ceiling_holds_on_words_of_missing_pairs() -> None:
@@ -648,7 +664,7 @@ def test_the_pair_ceiling_holds_on_words_of_missing_pairs() -> None:
     missing = _missing_pairs()
     texts = ["".join(missing), " ".join(missing), "\n".join(missing), "".join(missing).upper()]
     texts += [p * 40 for p in missing]
-    worse = [t[:40] for t in texts if estimate_tokens(t) > (tokens._pair_ceiling(t) or 0)]
+    worse = [t[:40] for t in texts if estimate_tokens(t) > (ceiling._pair_ceiling(t) or 0)]
     assert worse == []
 
 
@@ -677,12 +693,13 @@ def test_a_text_is_what_its_blocks_add(lines: list[str], data: st.DataObject) ->
     cuts = sorted(data.draw(st.sets(st.sampled_from(breaks))) if breaks else [])
     blocks = [text[a:b] for a, b in itertools.pairwise([0, *cuts, len(text)])]
     adds = [
-        tokens._raw_estimate(b, b.split("\n")) + (tokens._SPACE_RUN if i and b[:2] == "  " else 0)
+        estimate._raw_estimate(b, b.split("\n"))
+        + (estimate._SPACE_RUN if i and b[:2] == "  " else 0)
         for i, b in enumerate(blocks)
     ]
-    whole = tokens._raw_estimate(text, text.split("\n"))
+    whole = estimate._raw_estimate(text, text.split("\n"))
     assert math.isclose(sum(adds), whole, abs_tol=1e-6)
-    assert all(add <= tokens._block_bound(b) for add, b in zip(adds, blocks, strict=True))
+    assert all(add <= ceiling._block_bound(b) for add, b in zip(adds, blocks, strict=True))
 
 
 def _long(lines: list[str], size: int) -> str:
@@ -711,7 +728,7 @@ def test_over_counts_a_text_when_and_only_when_it_is_over(
     count = estimate_tokens(text)
     limit = max(0, count + step)
     for lines in (None, text.split("\n")):
-        tokens._clear_caches()  # the count is not known: the text must be proved or counted
+        estimate._clear_caches()  # the count is not known: the text must be proved or counted
         assert EstimateTokenizer().over(text, limit, lines) == (count if count > limit else 0)
 
 
@@ -724,7 +741,7 @@ def test_over_counts_the_run_that_starts_a_block(head: str, tail: str) -> None:
         text = _long([head.rstrip("\n")], head_size) + _long([tail.rstrip("\n")], 6000)
         count = estimate_tokens(text)
         for step in (-1, -3):
-            tokens._clear_caches()
+            estimate._clear_caches()
             assert EstimateTokenizer().over(text, count + step) == count
 
 
@@ -736,10 +753,10 @@ def test_a_text_at_half_its_budget_is_proved_under_without_counting_it_whole(
     count = estimate_tokens(text)
     limit = 2 * count
     assert tokens.estimate_ceiling(text, limit) > limit
-    tokens._clear_caches()
+    estimate._clear_caches()
     counted: list[str] = []
-    raw = tokens._raw_estimate
-    monkeypatch.setattr(tokens, "_raw_estimate", lambda t, ls: counted.append(t) or raw(t, ls))
+    raw = estimate._raw_estimate
+    monkeypatch.setattr(ceiling, "_raw_estimate", lambda t, ls: counted.append(t) or raw(t, ls))
     assert EstimateTokenizer().over(text, limit) == 0
     assert 0 < sum(map(len, counted)) < 0.7 * len(text)
     counted.clear()

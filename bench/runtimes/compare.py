@@ -45,9 +45,10 @@ def model_opt_out(skill: Path) -> bool:
     return re.search(pattern, head, re.M | re.I) is not None
 
 
-def written(skill: Path) -> tuple[object, object] | None:
-    """The name and description as the author wrote them (strict UTF-8, YAML), or None when
-    the frontmatter cannot be read that way (then only what the runtime shows is judged)."""
+def written(skill: Path) -> tuple[object, object, object] | None:
+    """The name, description and `when_to_use` as the author wrote them (strict UTF-8,
+    YAML), or None when the frontmatter cannot be read that way (then only what the runtime
+    shows is judged)."""
     import yaml
 
     try:
@@ -64,14 +65,23 @@ def written(skill: Path) -> tuple[object, object] | None:
     except yaml.YAMLError:
         return None
     if not isinstance(data, dict):
-        return None, None  # parses, but holds no fields
-    return data.get("name"), data.get("description")
+        return None, None, None  # parses, but holds no fields
+    return data.get("name"), data.get("description"), data.get("when_to_use")
 
 
 def _flat(value: object) -> str:
     # line breaks count (a runtime that joins a multi-line description changes what the model
     # reads); the ends and CRLF do not
     return str(value).replace("\r\n", "\n").strip()
+
+
+def _as_listed(description: str, when_to_use: object) -> set[str]:
+    """What a listing of the author's text may show: the description, or (Claude Code) the
+    description and `when_to_use` joined by " - "."""
+    out = {_flat(description)}
+    if isinstance(when_to_use, str) and when_to_use.strip():
+        out.add(_flat(f"{description} - {when_to_use}"))
+    return out
 
 
 def shown_degraded(record: dict[str, Any], skill: Path) -> bool:
@@ -84,8 +94,8 @@ def shown_degraded(record: dict[str, Any], skill: Path) -> bool:
     author = written(skill)
     if author is None:
         return False
-    name, description = author
-    if not isinstance(description, str) or _flat(shown) != _flat(description):
+    name, description, when_to_use = author
+    if not isinstance(description, str) or _flat(shown) not in _as_listed(description, when_to_use):
         return True
     listed = record.get("shown_name")
     return isinstance(name, str) and listed is not None and str(listed) != name.strip()

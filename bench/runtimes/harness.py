@@ -212,8 +212,39 @@ def drive_openclaw(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
 CLAUDE_BIN = "node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 
 
-def claude_init(proj: Path, home: Path, log: Path) -> dict[str, object]:
-    """Start `claude -p`, read the first system/init line, end the process there."""
+# A loopback-only HTTP server started inside Claude Code's network namespace: it records the
+# body of each model request (the system prompt holds the skill listing the model is offered,
+# with each description as Claude Code renders it) and answers 400, so nothing is generated.
+CAPTURE_SERVER = """
+import http.server, itertools, pathlib, sys
+out = pathlib.Path(sys.argv[2]); n = itertools.count()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        part = out / f"req-{next(n):03d}.part"
+        part.write_bytes(body); part.rename(part.with_suffix(".json"))
+        msg = b'{"type":"error","error":{"type":"invalid_request_error","message":"offline"}}'
+        self.send_response(400); self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(msg))); self.end_headers(); self.wfile.write(msg)
+    def log_message(self, *args): pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+(out / "ready").touch()
+server.serve_forever()
+"""
+CAPTURE_PORT = 8765  # inside the fresh namespace: no other listener can hold it
+# start the capture server, wait until it listens (it touches `ready`), then run the command
+_WITH_CAPTURE = (
+    'ip link set lo up && "$0" -c "$CAPTURE_SERVER" "$CAPTURE_PORT" "$CAPTURE_DIR" &'
+    ' while [ ! -e "$CAPTURE_DIR/ready" ]; do sleep 0.05; done; exec "$@"'
+)
+LISTING_HEAD = "The following skills are available for use with the Skill tool:\n\n"
+
+
+def claude_init(
+    proj: Path, home: Path, log: Path, capture: Path | None = None
+) -> tuple[dict[str, object], str | None]:
+    """Start `claude -p`, read the first system/init line; with ``capture``, also wait for the
+    first model request and return the skill listing it holds. End the process then."""
     argv = [
         str(INSTALLS["claude-code"] / CLAUDE_BIN),
         "-p",
@@ -223,10 +254,21 @@ def claude_init(proj: Path, home: Path, log: Path) -> dict[str, object]:
         "--verbose",
     ]
     argv += ["--debug-file", str(log)]
+    env = sandbox_env(home)
+    if capture is not None:
+        capture.mkdir(parents=True, exist_ok=True)
+        env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{CAPTURE_PORT}"
+        env["NO_PROXY"] = "127.0.0.1"
+        env.update(
+            CAPTURE_SERVER=CAPTURE_SERVER, CAPTURE_PORT=str(CAPTURE_PORT), CAPTURE_DIR=str(capture)
+        )
+        argv = ["unshare", "-n", "sh", "-c", _WITH_CAPTURE, sys.executable, *argv]
+    else:
+        argv = offline(argv)
     proc = subprocess.Popen(
-        offline(argv),
+        argv,
         cwd=proj,
-        env=sandbox_env(home),
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -235,6 +277,7 @@ def claude_init(proj: Path, home: Path, log: Path) -> dict[str, object]:
         start_new_session=True,
     )
     init: dict[str, object] = {}
+    listing: str | None = None
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -244,7 +287,14 @@ def claude_init(proj: Path, home: Path, log: Path) -> dict[str, object]:
                 continue
             if msg.get("type") == "system" and msg.get("subtype") == "init":
                 init = msg
+                if capture is None:
+                    break
+            # the model request goes out after init; `claude -p` gives up on the 400s and
+            # ends with a `result` line, and the request is on disk by then
+            if msg.get("type") == "result":
                 break
+        if capture is not None:
+            listing = claude_listing(capture)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -252,10 +302,58 @@ def claude_init(proj: Path, home: Path, log: Path) -> dict[str, object]:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    return init
+    return init, listing
+
+
+def _strings(value: object) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def claude_listing(capture: Path) -> str | None:
+    """The skill listing of the first captured model request: from its head line to the
+    blank line before the next section."""
+    for req in sorted(capture.glob("req-*.json")):
+        body = json.loads(req.read_text(encoding="utf-8"))
+        for text in _strings(body):
+            start = text.find(LISTING_HEAD)
+            if start >= 0:
+                return text[start + len(LISTING_HEAD) :]
+    return None
+
+
+# `- <folder>: <text>`, `- <folder> (<name>): <text>` when the frontmatter's `name` differs
+# from the folder, or `- <folder>` alone for the skills past the listing's total budget
+_ENTRY = re.compile(r"^- ([^\n]+?)(?: \(([^\n]+?)\))?(: |$)", re.M)
+
+
+def listed_descriptions(listing: str, keys: set[str]) -> dict[str, tuple[str, str | None]]:
+    """folder -> (the name, the description) the listing shows for it; the description is
+    None for a skill listed by name only (over the budget). The text runs, line breaks kept,
+    to the next entry."""
+    # a description may itself hold a `- word: ` line: only our folders and the names the
+    # empty project's listing shows (built-ins) start an entry
+    known = keys | (_claude_builtin_skills or set())
+    starts = [m for m in _ENTRY.finditer(listing) if m.group(1) in known]
+    out: dict[str, tuple[str, str | None]] = {}
+    for i, m in enumerate(starts):
+        end = starts[i + 1].start() - 1 if i + 1 < len(starts) else len(listing)
+        text = listing[m.end() : end] if m.group(3) else None
+        if text is not None and i + 1 == len(starts):
+            text = text.split("\n\n", 1)[0]  # the section after the listing
+        if m.group(1) in keys:
+            out.setdefault(m.group(1), (m.group(2) or m.group(1), text))
+    return out
 
 
 _claude_builtins: set[str] | None = None
+_claude_builtin_skills: set[str] | None = None  # names the empty project's listing shows
 
 
 def hidden_skill(skill: Path) -> bool:
@@ -276,16 +374,25 @@ def conditional(skill: Path) -> bool:
 
 
 def drive_claude_code(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
-    global _claude_builtins
+    global _claude_builtins, _claude_builtin_skills
     home, proj = tmp / "home", tmp / "proj"
     home.mkdir(parents=True)
     (proj / ".claude").mkdir(parents=True)
     if _claude_builtins is None:
-        base = claude_init(proj, home, tmp / "base.log")
+        base, base_listing = claude_init(proj, home, tmp / "base.log", tmp / "base-capture")
         _claude_builtins = set(map(str, base.get("slash_commands", [])))  # type: ignore[call-overload]
+        _claude_builtin_skills = {m.group(1) for m in _ENTRY.finditer(base_listing or "")}
     place(cases, proj / ".claude/skills")
     log = tmp / "debug.log"
-    init = claude_init(proj, home, log)
+    init, listing = claude_init(proj, home, log, tmp / "capture")
+    shown = listed_descriptions(listing or "", {c.key for c in cases})
+    # the listing has a total budget: past it, skills are listed by name only. Their
+    # descriptions are asked for again in a smaller project (a skill's verdict must not
+    # depend on how many others share its batch)
+    unseen = [c for c in cases if c.key in shown and shown[c.key][1] is None]
+    again: dict[str, Verdict] = {}
+    if unseen and len(unseen) < len(cases):
+        again = drive_claude_code(unseen, tmp / f"again-{len(unseen)}")
     commands = set(map(str, init.get("slash_commands", [])))  # type: ignore[call-overload]
     offered = set(map(str, init.get("skills", [])))  # type: ignore[call-overload]
     text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
@@ -298,9 +405,18 @@ def drive_claude_code(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
     out: dict[str, Verdict] = {}
     for case in cases:
         msg = lines_about(text, case.key)
-        if case.key in hidden and not re.search(r"error|fail|invalid|skip", msg, re.I):
+        if case.key in again:
+            out[case.key] = again[case.key]
+        elif case.key in hidden and not re.search(r"error|fail|invalid|skip", msg, re.I):
+            # not in `init`, but in the listing the model is offered
+            name, description = shown.get(case.key, (None, None))
             out[case.key] = (
-                Verdict("loaded", "user-invocable: false; counted by the loader, not listed")
+                Verdict(
+                    "loaded",
+                    "user-invocable: false; counted by the loader, not in init",
+                    shown_name=name,
+                    shown_description=description,
+                )
                 if hidden_ok
                 else Verdict("unknown", "user-invocable: false and the loader's count differs")
             )
@@ -308,7 +424,11 @@ def drive_claude_code(cases: list[Case], tmp: Path) -> dict[str, Verdict]:
             out[case.key] = Verdict("unknown", "folder name is a built-in command")
         elif case.key in commands or case.key in offered:
             # `user-invocable: false` skills are offered to the model but are no command
-            out[case.key] = Verdict("loaded", msg, case.key in offered)
+            # the listing in the model request shows the description the model reads
+            name, description = shown.get(case.key, (None, None))
+            if case.key in shown and description is None:
+                msg = msg or "listed by name only (over the listing's budget)"
+            out[case.key] = Verdict("loaded", msg, case.key in offered, name, description)
         elif conditional(case.src):
             # `paths:` skills load as conditional ones, activated when a matching file is touched
             out[case.key] = Verdict("loaded", "conditional on `paths` (not listed at start)")
@@ -505,6 +625,15 @@ def cases_for(dirs: Iterable[Path]) -> list[Case]:
     return out
 
 
+_STAMP = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ")
+
+
+def stable(message: str, tmp: Path) -> str:
+    """The message without the run's temporary folder and log timestamps, so that two runs
+    of one version record the same text (drift then shows only what changed)."""
+    return _STAMP.sub("", message.replace(str(tmp), "<tmp>"))
+
+
 def run_all(
     dirs: list[Path], runtimes: list[str], ids: list[str]
 ) -> dict[str, dict[str, dict[str, object]]]:
@@ -524,6 +653,7 @@ def run_all(
                     got = {c.key: Verdict("unknown", f"harness: {exc}") for c in group}
             for case in group:
                 v = got.get(case.key, Verdict("unknown", "no verdict"))
+                v.message = stable(v.message, Path(t))
                 results[rt][by_src[case.src]] = {**asdict(v), "version": version}
             print(f"{rt}: {len(results[rt])}/{len(cases)}", file=sys.stderr)
     return results

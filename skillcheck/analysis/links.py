@@ -34,6 +34,7 @@ from skillcheck.source.skill import (
     SkillFile,
     Span,
 )
+from skillcheck.source.stop import stop_point
 
 RESOURCE_DIRS = ("references", "scripts", "assets")
 _CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".bash", ".rb", ".pl", ".lua")
@@ -192,6 +193,7 @@ def _candidates(tree: Tree, doc: Doc, text: str) -> list[tuple[LinkUse, bool]]:
         ):
             continue
         for match in pattern.finditer(text):
+            stop_point()
             dest = match.group("angle") if match.group("angle") is not None else match["bare"]
             key = (dest, _REWRITTEN.search(dest) is None)
             if key not in seen:
@@ -351,6 +353,7 @@ def _link_uses(tree: Tree, doc: Doc, links: list[Link] | tuple[()]) -> list[Link
     out: list[LinkUse] = []
     resolved: dict[str, LinkUse | None] = {}
     for link in links:
+        stop_point()
         if link.kind in ("reference", "autolink"):
             continue
         if link.dest in resolved:
@@ -376,6 +379,7 @@ def _plainly_fine(skill: Skill, items: list[tuple[LinkUse, bool]], known: Mentio
 
 def _suspect(skill: Skill, use: LinkUse, known: Mentions) -> bool:
     """Whether a destination might be reported by SK501–SK505."""
+    stop_point()
     res = use.res
     frag = use.fragment if use.fragment and not use.fragment.startswith(":~:") else None
     if res is None:

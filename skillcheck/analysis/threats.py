@@ -144,6 +144,20 @@ def _documented(text: str, start: int, end: int, test_file: bool) -> bool:
     return DOCUMENTS.search(previous) is not None
 
 
+CONTINUED_LINES = 20  # backslash-continued lines of one shell command looked at
+
+
+def _command_end(text: str, hi: int) -> int:
+    """The end of the shell command whose first line ends at ``hi``: a request's data often
+    sits on the lines it continues with a trailing backslash."""
+    for _ in range(CONTINUED_LINES):
+        if hi <= 0 or hi >= len(text) or text[hi - 1] != "\\":
+            break
+        nxt = text.find("\n", hi + 1)
+        hi = len(text) if nxt < 0 else nxt
+    return hi
+
+
 # --- the patterns ------------------------------------------------------------------------------
 
 # credential and agent-memory locations (a read of one is a SECRETS signal)
@@ -155,6 +169,8 @@ _SECRET_PLACES = LazyPattern(
     r"|\bkeychains?\b|login\.keychain|find-(?:generic|internet)-password|dump-keychain"
     r"|\bLogin Data\b|\bCookies\.sqlite|/Cookies\b|\bcookies\.json|Local State\b"
     r"|wallet\.dat|\.electrum|\bmetamask\b|\bExodus\b|\bseed phrases?\b|\bmnemonic\b|keystore"
+    r"|\.(?:clawdbot|openclaw|moltbot)/(?:[\w.-]+/){0,4}?(?:\.env|credentials|auth-profiles\.json"
+    r"|sessions)\b"
     r"|\.clawdbot\b|\.openclaw\b|\.moltbot\b|\bSOUL\.md\b|\bMEMORY\.md\b|\bIDENTITY\.md\b"
     r"|/etc/(?:shadow|passwd|sudoers)\b|\.bash_history|\.zsh_history"
     r"|\.claude/\.credentials|\.config/gcloud|application_default_credentials"
@@ -164,6 +180,9 @@ _SECRET_PLACES = LazyPattern(
 # named by honest skills that manage them (memory files, a credential store's own code)
 _HINT_PLACES = LazyPattern(
     r"SOUL\.md|MEMORY\.md|IDENTITY\.md|keychains?$|keystore|known_hosts|\.ssh/(?:config)?$"
+    # the agent's own config folder, which honest OpenClaw skills read for their settings; its
+    # credential files (`.env`, `credentials`, `auth-profiles.json`, sessions) stay a read
+    r"|^\.(?:clawdbot|openclaw|moltbot)$"
     r"|\.npmrc|\.pypirc|gcloud|mnemonic|Local State",
     re.IGNORECASE,
 )
@@ -180,8 +199,11 @@ _DOTENV_READ = LazyPattern(r"(?:\bcat\s+|@|<\s*|open\(\s*[\"'])(?:[\w./~$-]*/)?\
 
 # host, identity and environment data gathered in place
 _HOST_DATA = (
-    r"(?:\$\(\s*(?:uname|whoami|hostname|id|env|printenv|ifconfig|ip\s+a|cat\s|ls\s|pwd)\b"
-    r"|`(?:uname|whoami|hostname|id|env|printenv)\b|\$\(\s*cat\s"
+    r"(?:\$\(\s*(?:uname|whoami|hostname|id|env|printenv|ifconfig|ip\s+a|ls\s|pwd)\b"
+    # a file read into a request only when it is the system's: a script reads its own files,
+    # and credential files are SECRETS places
+    r"|`(?:uname|whoami|hostname|id|env|printenv)\b"
+    r"|\$\(\s*cat\s+[\"']?/(?:etc|proc)/"
     r"|\bos\.environ\b(?!\s*[\[.]\s*(?:get\b|\[)|\s*\[)|json\.dumps\(\s*dict\(\s*os\.environ"
     r"|JSON\.stringify\(\s*process\.env\s*\)|\bprocess\.env\s*\)"
     r"|\bplatform\.(?:node|uname)\(|socket\.gethostname\(|getpass\.getuser\(|os\.getlogin\("
@@ -741,7 +763,7 @@ def _scan_text(scan: _Scan, path: Path, rel: str, text: str) -> None:
             lo = _line_bounds(text, m.start(), m.end())[0]
             for _ in range(back):
                 lo = text.rfind("\n", 0, max(0, lo - 1)) + 1
-            hi = _line_bounds(text, m.start(), m.end())[1]
+            hi = _command_end(text, _line_bounds(text, m.start(), m.end())[1])
             if any(lo <= at < hi for at in hosts):
                 inline.add(index)
                 add(

@@ -204,62 +204,77 @@ def common_skill_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def rule_selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--select/--ignore for the commands that lint before they write (catalog, pack): kept in
-    the click context for shipping_settings, so the commands' own parameters stay as they are."""
+    """--select/--extend-select/--ignore, declared once for every command that lints (lint,
+    catalog, pack, serve). The values are kept in the click context and read back with
+    ``rule_selection``; the engine resolves them with the configuration's ``select``,
+    ``extend-select`` and ``ignore`` (``engine.config.build_settings``), so a selector means
+    the same on the command line and in a file."""
 
     def keep(key: str) -> Callable[..., Any]:
         def callback(ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> None:
-            ctx.meta.setdefault("skillcheck.rules", {})[key] = split_codes(value)
+            ctx.meta.setdefault(_SELECTION, {})[key] = split_codes(value)
 
         return callback
 
-    func = click.option(
-        "--ignore",
-        multiple=True,
-        metavar="CODES",
-        expose_value=False,
-        callback=keep("ignore"),
-        help="Rules to skip.",
-    )(func)
-    return click.option(
-        "--select",
-        multiple=True,
-        metavar="CODES",
-        expose_value=False,
-        callback=keep("select"),
-        help="Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.",
-    )(func)
+    options = [
+        click.option(
+            "--select",
+            multiple=True,
+            metavar="CODES",
+            expose_value=False,
+            callback=keep("select"),
+            help="Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.",
+        ),
+        click.option(
+            "--extend-select",
+            multiple=True,
+            metavar="CODES",
+            expose_value=False,
+            callback=keep("extend_select"),
+            help="Rules to add.",
+        ),
+        click.option(
+            "--ignore",
+            multiple=True,
+            metavar="CODES",
+            expose_value=False,
+            callback=keep("ignore"),
+            help="Rules to skip.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+_SELECTION = "skillcheck.rules"
+
+
+def rule_selection() -> dict[str, list[str] | None]:
+    """The command line's rule selectors (None where an option was not given), as
+    ``build_settings`` takes them."""
+    chosen = click.get_current_context().meta.get(_SELECTION, {})
+    return {key: chosen.get(key) for key in ("select", "extend_select", "ignore")}
 
 
 def load_settings(
     config_file: Path | None, isolated: bool, target: str | None, **overrides: Any
 ) -> Settings:
-    from skillcheck.engine.config import build_settings
-    from skillcheck.settings import load_config
+    from skillcheck import api_lint as api
 
-    config = load_config(config_file, isolated=isolated)
-    return build_settings(config, target=target, **overrides)
+    return api.load_settings(config_file, isolated=isolated, target=target, **overrides)
 
 
 def run_options(settings: Settings, jobs: int, no_cache: bool, cache_dir: Path | None) -> Settings:
     """``settings`` with --jobs and the result cache (not configuration: they change how,
     not what)."""
-    import dataclasses  # not at the top: `skillcheck --help` need not import it
+    from skillcheck import api_lint as api
 
-    from skillcheck.source.machine import available_cpus
-
-    if no_cache:
-        cache_dir = None
-    elif cache_dir is None:
-        from skillcheck.engine.cache import default_directory
-
-        cache_dir = default_directory(settings.config_root or Path.cwd())
-    return dataclasses.replace(settings, jobs=jobs or available_cpus(), cache_dir=cache_dir)
+    return api.run_settings(settings, jobs=jobs, cache=not no_cache, cache_dir=cache_dir)
 
 
 def shipping_settings(config_file, isolated, target, jobs, no_cache, cache_dir, strict):
-    chosen = click.get_current_context().meta.get("skillcheck.rules", {})
-    settings = load_settings(config_file, isolated, target, strict=strict, **chosen)
+    settings = load_settings(config_file, isolated, target, strict=strict, **rule_selection())
     return run_options(settings, jobs, no_cache, cache_dir)
 
 

@@ -16,7 +16,7 @@ from skillcheck.cli.common import (
     run_options,
     security_screen,
 )
-from skillcheck.errors import EXIT_CLEAN, EXIT_FINDINGS, UsageError
+from skillcheck.errors import EXIT_CLEAN, EXIT_FINDINGS
 
 
 @click.command()
@@ -75,31 +75,27 @@ def install(
         need_library()
         check = artifact_signature_check(Trust(public_key))
     screen = security_screen(allowed_codes(allow))
-    from skillcheck.package.archive import Limits
-    from skillcheck.package.install import install as run_install
-    from skillcheck.package.install import open_source
-    from skillcheck.package.wellknown import FetchError
+    from skillcheck import api
     from skillcheck.report import safe
 
     # on a terminal only, as for lint: never in a pipe or a CI log
     fetching = Progress("skillcheck: installing") if Progress.wanted(False) else None
     try:
-        src = open_source(source, timeout, base_url)
-        report = run_install(
-            src,
+        report = api.install(
+            source,
             dest,
-            select=list(skills) or None,
+            skills=skills,
             dry_run=dry_run,
             force=force,
             allow_unverified=allow_unverified,
-            limits=Limits(max_total_bytes=max_bytes),
+            base_url=base_url,
+            timeout=timeout,
+            max_bytes=max_bytes,
             progress=fetching,
             waiting=lambda note: click.echo(f"skillcheck: {safe(note)}", err=True),
             check=check,
             screen=screen,
         )
-    except FetchError as exc:  # a source that cannot be fetched is a usage problem (exit 2)
-        raise UsageError(str(exc)) from None
     finally:
         if fetching is not None:
             fetching.done()
@@ -120,14 +116,13 @@ def install(
         click.echo(safe(f"{name} is up to date in {dest}"))
     code = max((c for _, _, c in report.failed), default=EXIT_CLEAN)
     if report.installed and not dry_run:
-        from skillcheck.engine.lint import lint as run_lint
         from skillcheck.report import ReportOptions, render
 
         settings = load_settings(None, False, None)
         settings = run_options(settings, 1, True, None)
         checking = Progress("skillcheck: checking") if Progress.wanted(False) else None
         try:
-            result = run_lint([item.path for item in report.installed], settings, progress=checking)
+            result = api.lint([item.path for item in report.installed], settings, progress=checking)
         finally:
             if checking is not None:
                 checking.done()

@@ -18,8 +18,9 @@ from skillcheck.cli.common import (
     emit_chunks,
     handle_errors,
     load_settings,
+    rule_selection,
+    rule_selection_options,
     run_options,
-    split_codes,
     use_color,
 )
 from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
@@ -36,14 +37,7 @@ from skillcheck.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
     help="Output format.",
 )
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report to FILE.")
-@click.option(
-    "--select",
-    multiple=True,
-    metavar="CODES",
-    help="Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.",
-)
-@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to add.")
-@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to skip.")
+@rule_selection_options
 @click.option("--strict", is_flag=True, default=None, help="Fail on warnings and info too.")
 @click.option(
     "--tokenizer",
@@ -91,9 +85,6 @@ def lint(
     cache_dir,
     fmt,
     output,
-    select,
-    extend_select,
-    ignore,
     strict,
     tokenizer,
     statistics,
@@ -114,13 +105,11 @@ def lint(
     """
     import dataclasses  # not at the top: `skillcheck --help` need not import it
 
-    from skillcheck.engine.lint import lint as run_lint
+    from skillcheck import api_lint as api
     from skillcheck.report import ReportOptions, write
 
     overrides = {
-        "select": split_codes(select),
-        "extend_select": split_codes(extend_select),
-        "ignore": split_codes(ignore),
+        **rule_selection(),
         "strict": strict,
         "tokenizer": tokenizer,
     }
@@ -132,9 +121,7 @@ def lint(
     settings = load_settings(config_file, isolated, target, **overrides)
     settings = run_options(settings, jobs, no_cache or fix or diff, cache_dir)
     if show_settings:
-        from skillcheck.engine.config import describe_settings
-
-        click.echo(describe_settings(settings, config_file, isolated, target, overrides, jobs))
+        click.echo(api.describe_settings(settings, config_file, isolated, target, overrides, jobs))
         return
     settings = dataclasses.replace(settings, figures=fmt in ("json", "html") or statistics)
     # on a terminal, for a human report only: never in a pipe or next to a machine format
@@ -142,7 +129,7 @@ def lint(
     progress = Progress("skillcheck: checking") if wanted else None
     # --fix and --diff edit the loaded documents: they keep them, in this process
     try:
-        result = run_lint(
+        result = api.lint(
             list(paths) or [Path(".")], settings, keep=bool(fix or diff), progress=progress
         )
     finally:

@@ -56,7 +56,9 @@ from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import link_readable, open_regular, read_fd, read_file, read_regular
 from skillcheck.source.skill import Skill, SkillSummary
 
-FORMAT = 2  # 2: entries record the outside looks (source.outside)
+# 2: the collection rules' per-skill data in one `data` table; 3: entries record the
+# outside looks (source.outside)
+FORMAT = 3
 RACY_NS = 2_000_000_000  # files changed this recently are checked by content next time
 KEEP_RUN_KEYS = 8  # run-key directories kept; older ones are removed
 MAX_FILE_BYTES = 256 * 1024 * 1024  # a cache file larger than this was not written by us

@@ -37,6 +37,7 @@ from skillcheck.source.skill import (
     SkillSummary,
     Span,
 )
+from skillcheck.source.stop import STOP, Stopped
 from skillcheck.targets import TARGETS
 
 
@@ -120,6 +121,8 @@ class SuppressionsInput:
 
 
 Subject = SkillInput | CollectionInput | DiscoveryInput | SuppressionsInput
+
+
 Owner = Skill | SkillSummary | None
 
 
@@ -133,15 +136,20 @@ def dispatch(
     not one per rule, and no generator per rule: for skills this runs 80 times a skill.
     """
     rule = None
+    stop = STOP.get()  # looked up once: the check between rules is one attribute read
     try:
         if isinstance(subject, SkillInput):
             skill = subject.skill
             for rule in rules:
+                if stop is not None and stop.is_set():
+                    raise Stopped
                 if isinstance(rule, SkillRule):
                     for finding in rule.check(skill, ctx):
                         yield rule, skill, finding
         elif isinstance(subject, CollectionInput):
             for rule in rules:
+                if stop is not None and stop.is_set():
+                    raise Stopped
                 if isinstance(rule, CollectionRule):
                     for summary, finding in rule.check(subject.summaries, ctx):
                         yield rule, summary, finding
@@ -206,15 +214,21 @@ def _views(skill: Skill, ctx: Context) -> list[tuple[Skill, Context, bool]]:
     if not split or skill.doc is None:
         return [(skill, ctx, True)]
 
-    doc = substring_view(skill.doc, strict=all(TARGETS[t].strict_yaml for t in split))
-    if doc is None:
+    views: list[tuple[Skill, Context, bool]] = []
+    moved: set[str] = set()
+    # one view per YAML dialect: skills-ref parses the cut as strictyaml, Claude Code does not
+    for strict in (True, False):
+        group = tuple(t for t in split if TARGETS[t].strict_yaml is strict)
+        doc = substring_view(skill.doc, strict=strict) if group else None
+        if doc is None:
+            continue
+        view = dataclasses.replace(skill, doc=doc, memos=Memos())  # files stay shared
+        views.append((view, dataclasses.replace(ctx, targets=group), False))
+        moved.update(group)
+    if not views:
         return [(skill, ctx, True)]
-    rest = tuple(t for t in ctx.targets if t not in split)
-    view = dataclasses.replace(skill, doc=doc, memos=Memos())  # files stay shared: read once
-    return [
-        (skill, dataclasses.replace(ctx, targets=rest), True),
-        (view, dataclasses.replace(ctx, targets=split), False),
-    ]
+    rest = tuple(t for t in ctx.targets if t not in moved)
+    return [(skill, dataclasses.replace(ctx, targets=rest), True), *views]
 
 
 def _merge(diagnostics: list[Diagnostic], order: tuple[str, ...]) -> list[Diagnostic]:

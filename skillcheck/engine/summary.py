@@ -7,14 +7,12 @@ and the Skill (its document, its file contents) can be dropped at once.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 from skillcheck.analysis.figures import skill_figures
-from skillcheck.analysis.similarity import description_words
 from skillcheck.engine.suppress import Suppression, find_suppressions
-from skillcheck.rules import Context
+from skillcheck.rules import Context, per_skill_data
 from skillcheck.rules.base import tokenizer_spec, usable_frontmatter, value_span
 from skillcheck.source.load import decoded_text
 from skillcheck.source.skill import (
@@ -55,13 +53,8 @@ def summarise(
         if node is not None:
             summary.description_span = value_span(node.resolved())
             summary.description = skill.description
-            if summary.description is not None:
-                summary.description_stems = description_words(summary.description)
-    summary.nested = [
-        entry.path
-        for entry in skill.files
-        if "/" in entry.rel and entry.rel.rsplit("/", 1)[1].lower() == "skill.md"
-    ]
+    for name, declared in per_skill_data().items():  # what the collection rules keep
+        summary.data[name] = declared.derive(skill, summary)
     summary.suppressions = find_suppressions(skill)
     if figures:
         fig = skill_figures(skill, tokenizer_spec(ctx))
@@ -77,18 +70,20 @@ def summarise(
 
 
 def share_words(summary: SkillSummary) -> SkillSummary:
-    """``summary`` with its description's words interned, as a worker's summary reaches the
-    main process: every skill's words arrive as copies of their own, and the same words
-    recur across skills (365,000 strings, 20 MB, for 18,000 real skills)."""
-    if summary.description_stems:
-        summary.description_stems = frozenset(map(sys.intern, summary.description_stems))
+    """``summary`` as a worker's summary reaches the main process, with what the collection
+    rules keep shared across skills (``PerSkill.share``): every skill's words arrive as copies
+    of their own, and the same words recur across skills (365,000 strings, 20 MB, for 18,000
+    real skills)."""
+    declared = per_skill_data()
+    for name, value in summary.data.items():
+        summary.data[name] = declared[name].share(value)
     return summary
 
 
 def _quoted_lines(skill: Skill, summary: SkillSummary) -> dict[Path, dict[int, str]]:
     """The lines any diagnostic of this skill may point at, including those collection rules
     and unused suppressions (SK120) report later: the name and description lines, the
-    comments, line 1 of SKILL.md and of each nested SKILL.md."""
+    comments, line 1 of SKILL.md, and the lines each collection rule's data names."""
     wanted: dict[Path, set[int]] = {}
     for diag in summary.diagnostics:
         wanted.setdefault(diag.path, set()).add(diag.line)
@@ -102,8 +97,10 @@ def _quoted_lines(skill: Skill, summary: SkillSummary) -> dict[Path, dict[int, s
             lines = wanted.setdefault(sup.path, set()) if sup.path is not None else own
             lines.add(sup.span.start.line)
             lines.update(where.start.line for _word, where in sup.words)
-    for path in summary.nested:
-        wanted.setdefault(path, set()).add(1)
+    declared = per_skill_data()
+    for name, value in summary.data.items():
+        for path, number in declared[name].quoted(value):
+            wanted.setdefault(path, set()).add(number)
     out: dict[Path, dict[int, str]] = {}
     for path, numbers in wanted.items():
         text = _file_lines(skill, path)
@@ -256,8 +253,7 @@ def to_json(summary: SkillSummary) -> dict[str, Any]:
         "name_span": _span(summary.name_span),
         "description": summary.description,
         "description_span": _span(summary.description_span),
-        "description_stems": sorted(summary.description_stems),
-        "nested": [str(p) for p in summary.nested],
+        "data": _data_to_json(summary.data),
         "suppressions": [_suppression_to_json(s) for s in summary.suppressions],
         "figures": None
         if figures is None
@@ -308,9 +304,7 @@ def from_json(data: dict[str, Any], root: Path | None = None) -> SkillSummary:
         name_span=_unspan(data["name_span"]),
         description=_opt_str(data["description"]),
         description_span=_unspan(data["description_span"]),
-        # the same words recur across skills: one copy of each (intern takes only a str)
-        description_stems=frozenset(map(sys.intern, data["description_stems"])),
-        nested=[_path(p, made) for p in data["nested"]],
+        data=_data_from_json(data["data"]),
         suppressions=[_suppression_from_json(s) for s in data["suppressions"]],
         figures=figures,
         lines={
@@ -318,6 +312,21 @@ def from_json(data: dict[str, Any], root: Path | None = None) -> SkillSummary:
             for path, numbers in data["lines"]
         },
     )
+
+
+def _data_to_json(data: dict[str, Any]) -> dict[str, Any]:
+    declared = per_skill_data()
+    return {name: declared[name].dump(value) for name, value in sorted(data.items())}
+
+
+def _data_from_json(data: Any) -> dict[str, Any]:
+    if type(data) is not dict:
+        raise ValueError("not an object")
+    declared = per_skill_data()
+    unknown = set(data) - set(declared)
+    if unknown:  # written by another version of the rules
+        raise ValueError(f"no rule keeps {sorted(unknown)}")
+    return {name: declared[name].load(value) for name, value in data.items()}
 
 
 def _suppression_to_json(sup: Any) -> dict[str, Any]:

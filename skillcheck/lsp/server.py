@@ -6,6 +6,12 @@ quiet for ``DEBOUNCE`` seconds, always from the editor's buffer. Rules over seve
 at a time, in a worker thread, so the server keeps answering; an exception while checking a
 document is reported as one diagnostic and in the log, and the server goes on.
 
+A check stops (``source.stop.Stopped``, at its next stop point) once nobody wants its result:
+its requests were cancelled (``$/cancelRequest``, answered -32800), a newer version of the
+document arrived (newest version wins; a request waiting for the stale check is answered
+-32801 ContentModified), the document was closed, or a request needs the worker while the
+check only publishes diagnostics (it gives way and runs again once no request waits).
+
 Every request is answered, with a result or an error: before ``initialize`` with -32002,
 with malformed parameters with -32602, and an error never carries a traceback (that goes to
 the log). A request waits at most ``REQUEST_BUDGET`` seconds for a check (it is answered
@@ -19,12 +25,13 @@ blocking (a FIFO or a device there gives nothing).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TypeVar
@@ -32,6 +39,7 @@ from urllib.parse import unquote as urllib_unquote
 
 from lsprotocol import types
 from pygls.exceptions import (
+    JsonRpcContentModified,
     JsonRpcException,
     JsonRpcInvalidParams,
     JsonRpcServerNotInitialized,
@@ -45,6 +53,7 @@ from skillcheck.lsp import analysis
 from skillcheck.lsp.framing import FramedReader
 from skillcheck.source.load import MAX_READ, read_regular
 from skillcheck.source.skill import Diagnostic, Severity
+from skillcheck.source.stop import Stopped, stop_point, stoppable
 from skillcheck.source.text import decode_text, split_lines
 
 T = TypeVar("T")
@@ -116,6 +125,8 @@ def in_daemon(func: Callable[..., T], *args: Any) -> asyncio.Future[T]:
             return
         if failed:
             future.set_exception(value)
+            if isinstance(value, Stopped):
+                future.exception()  # retrieved: a stopped check nobody waits for is no error
         else:
             future.set_result(value)
 
@@ -131,11 +142,27 @@ def in_daemon(func: Callable[..., T], *args: Any) -> asyncio.Future[T]:
     return future
 
 
+class Job:
+    """One check of one version of a document, in a worker thread, shared by the parties
+    waiting for it (requests, and the task that publishes diagnostics)."""
+
+    future: asyncio.Future[analysis.Checked | None]
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()  # set: the check raises Stopped before its next rule
+        self.parties = 0
+        self.requests = 0
+        self.preempted = False  # stopped to let a request's check run first
+
+
 class SkillServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("skillcheck", __version__, protocol_cls=Protocol)
         self.pending: dict[str, asyncio.Task[None]] = {}
-        self.running: dict[tuple[str, int | None], asyncio.Future[analysis.Checked]] = {}
+        self.jobs: dict[tuple[str, int | None, bool], Job] = {}
+        self.requests = 0  # requests waiting for a check
+        self.no_requests = asyncio.Event()  # set while there are none: publishing may start
+        self.no_requests.set()
         self.checked: dict[str, tuple[int | None, analysis.Checked]] = {}
         self.collection: dict[str, list[Diagnostic]] = {}
         self.lock = threading.Lock()  # one check at a time: rules share per-run tables
@@ -204,9 +231,15 @@ class SkillServer(LanguageServer):
         return None, decode_text(data)
 
     def check(
-        self, uri: str, version: int | None, text: str, collection: bool
+        self,
+        uri: str,
+        version: int | None,
+        text: str,
+        collection: bool,
+        stop: threading.Event | None = None,
     ) -> analysis.Checked | None:
-        """Check ``text``, the buffer of ``uri`` (runs in a worker thread)."""
+        """Check ``text``, the buffer of ``uri`` (runs in a worker thread); raises ``Stopped``
+        once ``stop`` is set (before the check takes its turn, or between two rules)."""
         path = self.path_of(uri)
         if path is None or path.suffix.lower() not in analysis.MARKDOWN_SUFFIXES:
             return None
@@ -216,7 +249,8 @@ class SkillServer(LanguageServer):
                 text,
                 problem=f"larger than {MAX_BUFFER:,} bytes: not checked (lint reads no more)",
             )
-        with self.lock:
+        with self.lock, stoppable(stop or threading.Event()):
+            stop_point()  # stopped while it waited for its turn
             try:
                 checked = analysis.check_buffer(path, text)
                 if collection and checked.problem is None and checked.skill is not None:
@@ -262,15 +296,22 @@ class SkillServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=out)
         )
 
-    async def in_thread(self, func: Any, *args: Any) -> Any:
+    async def in_thread(self, func: Callable[..., T], *args: Any) -> T:
         """``func(*args)`` in a worker thread, one at a time (the event loop keeps serving),
-        waited for at most ``REQUEST_BUDGET`` seconds."""
+        waited for at most ``REQUEST_BUDGET`` seconds; stopped when the request is cancelled."""
+        stop = threading.Event()
 
-        def run() -> Any:
-            with self.lock:
+        def run() -> T:
+            with self.lock, stoppable(stop):
+                stop_point()
                 return func(*args)
 
-        return await self.within_budget(in_daemon(run))
+        try:
+            with self.requesting():
+                return await self.within_budget(in_daemon(run))
+        except asyncio.CancelledError:
+            stop.set()
+            raise
 
     async def within_budget(self, future: asyncio.Future[T]) -> T:
         try:
@@ -281,9 +322,70 @@ class SkillServer(LanguageServer):
                 code=_REQUEST_FAILED,
             ) from None
 
+    def modified(self) -> JsonRpcContentModified:
+        return JsonRpcContentModified("the document changed while it was checked; ask again")
+
+    def start(self, uri: str, version: int | None, text: str, collection: bool) -> Job:
+        """The check of ``uri`` at ``version``: the one under way (shared), else a new one.
+        A new version stops the checks of the others (newest version wins)."""
+        key = (uri, version, collection)
+        job = self.jobs.get(key)
+        if job is not None and not job.stop.is_set():  # a stopping one is not shared
+            return job
+        for other_key, other in self.jobs.items():
+            if other_key[0] == uri and version is not None and other_key[1] != version:
+                other.stop.set()  # stale: its result would be dropped anyway
+        job = Job()
+        job.future = in_daemon(self.check, uri, version, text, collection, job.stop)
+        self.jobs[key] = job
+
+        def done(_future: asyncio.Future[analysis.Checked | None]) -> None:
+            if self.jobs.get(key) is job:
+                del self.jobs[key]
+
+        job.future.add_done_callback(done)
+        return job
+
+    async def wait(self, job: Job, request: bool) -> analysis.Checked | None:
+        """The result of ``job`` for one party (a request, or the task that publishes);
+        when the last party is cancelled, the check stops. A request makes the checks that
+        only publish give way (they are started again after it)."""
+        job.parties += 1
+        job.requests += request
+        try:
+            if request:
+                with self.requesting():
+                    return await self.within_budget(job.future)
+            return await asyncio.shield(job.future)
+        except asyncio.CancelledError:
+            if job.parties == 1:
+                job.stop.set()
+            raise
+        finally:
+            job.parties -= 1
+            job.requests -= request
+
+    @contextlib.contextmanager
+    def requesting(self) -> Iterator[None]:
+        """While a request waits for the worker: the checks that only publish give way (they
+        are started again once no request waits)."""
+        self.requests += 1
+        self.no_requests.clear()
+        for job in self.jobs.values():
+            if job.requests == 0:
+                job.stop.set()
+                job.preempted = True
+        try:
+            yield
+        finally:
+            self.requests -= 1
+            if not self.requests:
+                self.no_requests.set()
+
     async def current(self, uri: str) -> analysis.Checked | None:
         """The latest check of the buffer, redone (in a worker thread) when it changed since;
-        a check under way for the same version is shared, not started twice."""
+        a check under way for the same version is shared, not started twice. A check
+        stopped by a newer version answers ContentModified (the client asks again)."""
         path = self.path_of(uri)
         if path is None:
             return None
@@ -294,24 +396,18 @@ class SkillServer(LanguageServer):
         cached = self.checked.get(uri)
         if cached is not None and cached[0] == version and version is not None:
             return cached[1]
-        key = (uri, version)
-        future = self.running.get(key)
-        if future is None:
-
-            def run() -> analysis.Checked:
-                checked = self.check(uri, version, text, False)
-                return checked if checked is not None else analysis.Checked(path, text)
-
-            future = in_daemon(run)
-            self.running[key] = future
-
-            def done(fut: asyncio.Future[analysis.Checked]) -> None:
-                self.running.pop(key, None)
-                if not fut.cancelled() and fut.exception() is None and version is not None:
-                    self.checked[uri] = (version, fut.result())
-
-            future.add_done_callback(done)
-        return await self.within_budget(future)
+        job = self.jobs.get((uri, version, True))
+        if job is None or job.stop.is_set():
+            job = self.start(uri, version, text, False)
+        try:
+            checked = await self.wait(job, request=True)
+        except Stopped:
+            raise self.modified() from None
+        if checked is None:
+            checked = analysis.Checked(path, text)
+        elif version is not None:
+            self.checked[uri] = (version, checked)
+        return checked
 
     def schedule(self, uri: str, delay: float, collection: bool) -> None:
         previous = self.pending.pop(uri, None)
@@ -322,11 +418,21 @@ class SkillServer(LanguageServer):
             try:
                 if delay:
                     await asyncio.sleep(delay)
-                found = self.buffer(uri)
-                if found is None:
-                    return
-                version, text = found
-                checked = await in_daemon(self.check, uri, version, text, collection)
+                while True:
+                    while self.requests:  # after the requests: they take the worker first
+                        await self.no_requests.wait()
+                    found = self.buffer(uri)
+                    if found is None:
+                        return
+                    version, text = found
+                    job = self.start(uri, version, text, collection)
+                    try:
+                        checked = await self.wait(job, request=False)
+                    except Stopped:
+                        if job.preempted:
+                            continue  # it gave way to a request: check again after it
+                        return  # a newer version or a close stopped it
+                    break
                 # published from the event loop, the one thread that writes to the client
                 now = self.buffer(uri)
                 if checked is not None and now is not None and now[0] == version:
@@ -341,6 +447,12 @@ class SkillServer(LanguageServer):
         task = asyncio.get_running_loop().create_task(run())
         self.pending[uri] = task
 
+    def stop_checks(self, uri: str, but: int | None = None) -> None:
+        """Stop the checks of ``uri`` (but those of version ``but``)."""
+        for (of, version, _), job in self.jobs.items():
+            if of == uri and (but is None or version != but):
+                job.stop.set()
+
 
 def make_server() -> SkillServer:
     server = SkillServer()
@@ -351,6 +463,8 @@ def make_server() -> SkillServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SkillServer, params: types.DidChangeTextDocumentParams) -> None:
+        # newest version wins: what checks an older one is stale at once
+        ls.stop_checks(params.text_document.uri, but=params.text_document.version)
         ls.schedule(params.text_document.uri, DEBOUNCE, collection=False)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -363,6 +477,7 @@ def make_server() -> SkillServer:
         task = ls.pending.pop(uri, None)
         if task is not None:
             task.cancel()
+        ls.stop_checks(uri)
         ls.checked.pop(uri, None)
         ls.collection.pop(uri, None)
         ls.text_document_publish_diagnostics(
@@ -374,6 +489,8 @@ def make_server() -> SkillServer:
         for task in ls.pending.values():
             task.cancel()
         ls.pending.clear()
+        for job in ls.jobs.values():
+            job.stop.set()
 
     @server.feature(types.EXIT)
     def exit_now(ls: SkillServer, params: Any) -> None:

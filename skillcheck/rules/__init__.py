@@ -11,7 +11,16 @@ import importlib
 from typing import Any
 
 from skillcheck.analysis.figures import Limits
-from skillcheck.rules.base import Context, Input, Option, Rule, budget, registry, rule
+from skillcheck.rules.base import (
+    Context,
+    Input,
+    Option,
+    PerSkill,
+    Rule,
+    budget,
+    registry,
+    rule,
+)
 from skillcheck.source.display import did_you_mean
 
 __all__ = [
@@ -19,12 +28,14 @@ __all__ = [
     "Context",
     "Input",
     "Option",
+    "PerSkill",
     "Rule",
     "all_rules",
     "default_limits",
     "get_rule",
     "limits_of",
     "option_defaults",
+    "per_skill_data",
     "resolve_selector",
     "rule",
     "rule_options",
@@ -66,6 +77,18 @@ def all_rules() -> list[Rule]:
             importlib.import_module(f"skillcheck.rules.{module}")
         _loaded = True
     return [registry()[code] for code in sorted(registry())]
+
+
+def per_skill_data() -> dict[str, PerSkill]:
+    """What the collection rules keep of each skill while it is checked, by name (see
+    ``PerSkill``); two different declarations of one name are a bug."""
+    found: dict[str, PerSkill] = {}
+    for r in all_rules():
+        if r.per_skill is not None and found.setdefault(r.per_skill.name, r.per_skill) != (
+            r.per_skill
+        ):
+            raise RuntimeError(f"per-skill data {r.per_skill.name} is declared twice ({r.code})")
+    return found
 
 
 def rule_options() -> dict[str, Option]:

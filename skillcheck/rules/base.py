@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -163,6 +163,39 @@ def budget(ctx: Context, key: str) -> int | None:
     return int(value) if value is not None else None
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+def _no_lines(_value: Any) -> tuple[tuple[Path, int], ...]:
+    return ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PerSkill:
+    """What a collection rule keeps of each skill while the skill is checked, declared with
+    the rule (``per_skill=``): the engine stores ``derive(skill, summary)`` in the skill's
+    summary under ``name``, the rule reads it back with ``of(summary)``, and the result
+    cache stores it, so adding a collection rule never changes ``SkillSummary``.
+
+    ``dump`` turns the value into plain JSON for the cache; ``load`` rebuilds it from that
+    JSON, checking every type (a ValueError: a damaged or hostile cache file is ignored).
+    ``share`` is applied as a worker's summary reaches the main process (interning values
+    that recur across skills); ``quoted`` names the lines of the skill's files a finding
+    will point at, so reports can quote them after the files are gone."""
+
+    name: str
+    derive: Callable[[Skill, SkillSummary], Any]
+    load: Callable[[Any], Any]
+    default: Any = None  # what ``of`` gives a summary that holds no value
+    dump: Callable[[Any], Any] = _same
+    share: Callable[[Any], Any] = _same
+    quoted: Callable[[Any], Iterable[tuple[Path, int]]] = _no_lines
+
+    def of(self, summary: SkillSummary) -> Any:
+        return summary.data.get(self.name, self.default)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Rule:
     """A registered rule; one subclass per input kind types its ``check``."""
@@ -196,6 +229,8 @@ class Rule:
     # a security rule: the score (0.1-10, as CVSS) GitHub code scanning ranks its errors by;
     # its findings go first in the text report, and shipping gates refuse them unless allowed
     security_severity: float | None = None
+    # a collection rule: what it keeps of each skill while the skill is checked
+    per_skill: PerSkill | None = None
 
     def docs_markdown(self) -> str:
         """The rule's full page, as `skillcheck rule CODE` prints it."""
@@ -294,6 +329,7 @@ class RuleFields(TypedDict, total=False):
     figures_when: Callable[[Context], bool] | None
     folds_repeats: bool
     security_severity: float | None
+    per_skill: PerSkill | None
 
 
 # one overload per input kind: mypy checks the decorated check against what it declares
@@ -353,6 +389,8 @@ def rule(
             raise RuntimeError(f"duplicate rule code {code}")
         if any(r.slug == slug for r in _REGISTRY.values()):
             raise RuntimeError(f"duplicate rule slug {slug}")
+        if fields.get("per_skill") is not None and reads is not Input.COLLECTION:
+            raise RuntimeError(f"{code}: only a collection rule keeps per-skill data")
         module = getattr(check, "__module__", "")
         declared: dict[str, Any] = dict(fields)
         for prose in ("what", "why", "bad", "good", "notes"):

@@ -1,15 +1,18 @@
 """SK8xx: rules over the whole set of skills linted together.
 
-They read each skill's SkillSummary (names, descriptions and their spans, nested SKILL.md
-files), never the skill itself: summaries come back from worker processes and from the
-result cache, and a collection rule must see every skill however it was checked.
+They read each skill's SkillSummary (names, descriptions and their spans, and what each rule
+declares it keeps of a skill: ``per_skill=``), never the skill itself: summaries come back
+from worker processes and from the result cache, and a collection rule must see every skill
+however it was checked.
 """
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from skillcheck.analysis.paths import load_group
 from skillcheck.analysis.similarity import (
@@ -20,9 +23,58 @@ from skillcheck.analysis.similarity import (
     similar_pairs,
     stem,
 )
-from skillcheck.rules.base import Context, Input, Option, rule
-from skillcheck.source.skill import Finding, Outcome, Pos, Severity, SkillSummary, Span
+from skillcheck.rules.base import Context, Input, Option, PerSkill, rule
+from skillcheck.source.skill import Finding, Outcome, Pos, Severity, Skill, SkillSummary, Span
 from skillcheck.targets import TARGETS, impact, impacts
+
+
+def _strings(data: Any) -> list[str]:
+    """A list of strings read back from the result cache, its types checked."""
+    if type(data) is not list or any(type(item) is not str for item in data):
+        raise ValueError("not a list of strings")
+    return data
+
+
+def _shared_words(words: frozenset[str]) -> frozenset[str]:
+    # the same words recur across skills: one copy of each (intern takes only a str)
+    return frozenset(map(sys.intern, words))
+
+
+def _content_words(_skill: Skill, summary: SkillSummary) -> frozenset[str]:
+    if summary.description is None:
+        return frozenset()
+    return description_words(summary.description)
+
+
+# SK802 compares the content words of descriptions, taken when each skill is checked
+DESCRIPTION_WORDS = PerSkill(
+    name="description-words",
+    derive=_content_words,
+    default=frozenset(),
+    dump=sorted,
+    load=lambda data: _shared_words(frozenset(_strings(data))),
+    share=_shared_words,
+)
+
+
+def _nested_skill_md(skill: Skill, _summary: SkillSummary) -> list[Path]:
+    return [
+        entry.path
+        for entry in skill.files
+        if "/" in entry.rel and entry.rel.rsplit("/", 1)[1].lower() == "skill.md"
+    ]
+
+
+# SK803 reports the SKILL.md files below a skill's root, at their line 1
+NESTED_SKILL_MD = PerSkill(
+    name="nested-skill-md",
+    derive=_nested_skill_md,
+    default=(),
+    dump=lambda paths: [str(path) for path in paths],
+    load=lambda data: [Path(path) for path in _strings(data)],
+    quoted=lambda paths: [(path, 1) for path in paths],
+)
+
 
 # --- which skills are loaded together ------------------------------------------------------
 
@@ -192,6 +244,7 @@ def _duplicate_names(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary,
     options=[DUPLICATE_SCOPE],
     notes=_SCOPE_DOC,
     reads=Input.COLLECTION,
+    per_skill=DESCRIPTION_WORDS,
 )
 def near_duplicate_description(
     skills: list[SkillSummary], ctx: Context
@@ -201,9 +254,9 @@ def near_duplicate_description(
 
 
 def _near_duplicates(skills: list[SkillSummary]) -> Iterator[tuple[SkillSummary, Finding]]:
-    # the word sets were computed when each skill was checked (summary.summarise)
+    # the word sets were taken when each skill was checked (DESCRIPTION_WORDS)
     entries = [s for s in skills if s.description is not None and s.description_span]
-    sets = [skill.description_stems for skill in entries]
+    sets = [DESCRIPTION_WORDS.of(skill) for skill in entries]
     for later, (earlier, score) in sorted(similar_pairs(sets).items()):
         skill, other = entries[later], entries[earlier]
         if skill.key_name == other.key_name:
@@ -321,6 +374,7 @@ def _set_apart(first: str, second: str) -> bool:
         skills/pdf-forms/SKILL.md
     """,
     reads=Input.COLLECTION,
+    per_skill=NESTED_SKILL_MD,
 )
 def nested_skill(
     skills: list[SkillSummary], ctx: Context
@@ -331,7 +385,7 @@ def nested_skill(
     # innermost skill that contains it
     nested: dict[Path, SkillSummary] = {}
     for skill in sorted(skills, key=lambda s: len(s.root.parts)):
-        for path in skill.nested:
+        for path in NESTED_SKILL_MD.of(skill):
             nested[path] = skill  # deeper containers overwrite: the innermost wins
     for path in sorted(nested):
         if path in seen:

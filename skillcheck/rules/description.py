@@ -29,7 +29,7 @@ from skillcheck.source.skill import (
     Skill,
     Span,
 )
-from skillcheck.targets import TARGETS, impact, impacts, where
+from skillcheck.targets import TARGETS, impact, impacts, titles, where
 
 DEFAULT_MIN_CHARS = 40
 # what one character counts toward DEFAULT_MIN_CHARS: Chinese and Japanese write a word in
@@ -216,7 +216,6 @@ def description_angle_brackets(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     select = where(lambda t: t.angle_brackets if t.angle_brackets is not Outcome.OK else None)
     select["agentskills"] = Impact(Outcome.OK, Severity.WARNING)
-    select["openskills"] = Impact(Outcome.DEGRADED, Severity.WARNING)
     yield Finding(
         f"the description contains {match.group()!r}; claude.ai rejects '<' and '>', reword"
         " without them",
@@ -505,9 +504,9 @@ def description_listing_truncated(skill: Skill, ctx: Context) -> Iterator[Findin
         (the strip indicator), which the fix writes.
     """,
     why="""
-        Codex collapses the value to one line, skills-ref counts the unstripped length against
-        the 1024 limit, claude.ai strips it, and the catalog block shows the raw breaks: the
-        same description reads differently in each runtime.
+        Codex and Claude Code list the value on one line, skills-ref counts the unstripped
+        length against the 1024 limit, claude.ai strips it, and the catalog block shows the
+        raw breaks: the same description reads differently in each runtime.
     """,
     bad="""
         description: |
@@ -526,14 +525,14 @@ def description_whitespace(skill: Skill, ctx: Context) -> Iterator[Finding]:
     _fm, node, value = found
     if "\n" in value.strip():
         lines = value.strip().count("\n") + 1
+        joining = [t.name for t in TARGETS.values() if t.joins_description_lines]
+        select = impacts(dict.fromkeys(joining, Outcome.DEGRADED))
+        select["agentskills"] = impact(Outcome.OK, Severity.WARNING)
         yield Finding(
-            f"the description has {lines} lines; Codex joins them and the catalog shows the"
-            " breaks, write one paragraph on one line (or use '>-')",
+            f"the description has {lines} lines; {titles(joining)} join them and the catalog"
+            " shows the breaks, write one paragraph on one line (or use '>-')",
             span=node.span,
-            impact={
-                "agentskills": impact(Outcome.OK, Severity.WARNING),
-                "codex": impact(Outcome.DEGRADED),
-            },
+            impact=select,
         )
     elif value != value.strip():
         if node.style in (">", "|") and value == value.strip() + "\n":

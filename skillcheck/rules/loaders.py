@@ -328,17 +328,18 @@ def _strictyaml_only(fm: Frontmatter) -> Iterator[Finding]:
     "SK110",
     "delimiter-in-value",
     Severity.WARNING,
-    "`---` inside the frontmatter ends it early for skills-ref.",
+    "`---` inside the frontmatter ends it early for skills-ref and Claude Code.",
     what="""
         Reports the first `---` inside the frontmatter (in a value, a comment or a `----`
-        line) when skills-ref is a target: that is where skills-ref ends the frontmatter.
-        What it then finds before the cut is checked as skills-ref reads it, so a cut that
+        line) when skills-ref or Claude Code is a target: that is where they end the
+        frontmatter. What they then find before the cut is checked as they read it, so a cut that
         leaves invalid YAML, a missing field or a truncated value is reported by those rules.
     """,
     why="""
-        skills-ref splits SKILL.md on the raw substring `---`, not on `---` lines, so the
-        frontmatter ends at the first `---` it meets, even mid-value: the rest of the
-        description and every later field are lost, or the YAML no longer parses.
+        skills-ref and Claude Code (checked with 2.1.332) split SKILL.md on the raw substring
+        `---`, not on `---` lines, so the frontmatter ends at the first `---` they meet, even
+        mid-value: the rest of the description and every later field are lost, or the YAML
+        no longer parses (Claude Code then loads the skill with empty metadata).
     """,
     bad="""
         ---
@@ -359,7 +360,7 @@ def delimiter_in_value(skill: Skill, ctx: Context) -> Iterator[Finding]:
     if fm is None or fm.cut is None:
         return
     cut = fm.cut
-    message = "skills-ref ends the frontmatter at this '---'"
+    message = "skills-ref and Claude Code end the frontmatter at this '---'"
     last = list(fm.fields.items())[-1] if fm.fields and fm.error is None else None
     if last is not None:
         name, (_key, value) = last

@@ -274,6 +274,12 @@ def name_charset(skill: Skill, ctx: Context) -> Iterator[Finding]:
     problems: dict[str, str] = {}
     for t in TARGETS.values():
         charset = _charset(t, ctx)
+        if t.name_display_dropped is not None and _reads_as_text(node, t):
+            if any(c.isspace() or c == "/" for c in value.strip()):
+                # Claude Code lists the skill under its folder's name instead (2.1.332, run)
+                select[t.name] = t.name_display_dropped
+                problems[t.name] = f"contains a space or '/', so {t.title} shows the folder's name"
+            continue
         if charset == "none" or not _reads_as_text(node, t):
             continue
         text = value.strip() if charset == "nfkc-alnum" else value

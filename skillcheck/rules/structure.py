@@ -394,14 +394,35 @@ def yaml_syntax(skill: Skill, ctx: Context) -> Iterator[Finding]:
             return False
         return top.group(1) not in t.known_fields or top.group(2)[0] not in _INDICATORS
 
+    # a tab indenting a line under a `key:` that opens a block (`metadata:` then `\towner: x`)
+    tab_in_block = False
+    if skill.doc and "\t" in line[: len(line) - len(line.lstrip())] and span.start.line > 1:
+        above = skill.doc.lines[span.start.line - 2].rstrip()
+        tab_in_block = above.endswith(":") and not above.startswith(("-", "#"))
+
     def outcome(t: Target) -> Outcome | Impact | None:
         requoted = (
             (t.yaml_requote == "colon" and colon and on_description)
             or (t.yaml_requote == "description" and on_description)
             or (t.yaml_requote == "top-level" and top_level_requoted(t))
+            or (
+                t.yaml_requote == "any-top-level"
+                and top is not None
+                and top.group(2)[0] not in "'\""
+            )
+            or (t.yaml_tab_in_block and tab_in_block)
         )
         if requoted:  # the loader quotes the value and loads the skill as written
             return Impact(Outcome.OK, Severity.WARNING)
+        # no YAML parse: the description is what a line `description: ...` holds, and a
+        # loader reading it that way finds none when that line is indented (OpenSkills 1.5.0
+        # lists the skill with an empty description)
+        if (
+            t.regex_description
+            and t.malformed_yaml is Outcome.OK
+            and not any(ln.startswith("description:") for ln in fm.text.split("\n"))
+        ):
+            return Impact(Outcome.DEGRADED, Severity.WARNING)
         return t.malformed_yaml if t.malformed_yaml is not Outcome.OK else None
 
     yield Finding(

@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 
 from skillcheck.source.lazy import LazyPattern
+from skillcheck.source.stop import stop_point
 
 
 def has_anchor(slugs: Iterable[str], html_ids: set[str], fragment: str) -> bool:
@@ -98,6 +99,7 @@ def _quick_headings(text: str) -> Iterator[str | None]:
     slugger = Slugger()
     fence: str | None = None
     for line in _candidate_lines(text):
+        stop_point()
         if not line or line[0] not in _QUICK_FIRST:
             continue
         stripped = line.lstrip(" ")

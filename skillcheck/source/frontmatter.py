@@ -523,12 +523,14 @@ def parse_document(path: Path, raw: bytes, size: int | None = None) -> Document:
 
 
 def substring_view(doc: Document, strict: bool = True) -> Document | None:
-    """SKILL.md as skills-ref reads it, or None when that is what ``doc`` already holds.
+    """SKILL.md as skills-ref (and Claude Code) read it, or None when that is what ``doc``
+    already holds.
 
     skills-ref reads the file with universal newlines, requires it to start with the
     characters ``---`` and cuts the frontmatter at the next raw substring ``---``: inside a
-    value, a comment or a ``----`` line too, and it accepts ``---name: x`` on line 1. The
-    cut is then parsed as strictyaml reads YAML (``strict``, see ``parse_yaml``). A view is
+    value, a comment or a ``----`` line too, and it accepts ``---name: x`` on line 1; Claude
+    Code 2.1.332 cuts at the same place (bench/runtimes). The cut is then parsed as
+    strictyaml reads YAML (``strict``, skills-ref; see ``parse_yaml``) or as PyYAML does. A view is
     built only when the cut differs from the line-based one or the YAML holds a character
     (tab, U+0085, U+2028, U+2029) that strictyaml reads differently from libyaml.
     """

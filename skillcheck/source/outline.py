@@ -59,6 +59,7 @@ from skillcheck.source.markdown import (
     truncate_lines,
 )
 from skillcheck.source.skill import Memo, Pos, Skill, SkillFile, Span
+from skillcheck.source.stop import stop_point
 from skillcheck.source.text import lf_lines
 
 # --- links and headings without the parser ------------------------------------------------
@@ -370,6 +371,7 @@ class _Text:
         slugger = Slugger()
         out: list[Heading] = []
         for match in _HASH_LINE.finditer(self.scan):
+            stop_point()
             start = match.start()
             raw = _line_at(text, start)
             line = _CODE_SPAN.sub(_mask, raw) if "`" in raw else raw

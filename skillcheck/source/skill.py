@@ -368,8 +368,9 @@ class Figures:
 @dataclass
 class SkillSummary:
     """A checked skill, reduced to what the rest of a run needs: its diagnostics, what the
-    collection rules compare (names, descriptions, nested SKILL.md files), its suppression
-    comments, and the source lines reports quote. Small and plain, so a worker process can
+    collection rules compare (names, descriptions, and in ``data`` what each of them declares
+    it keeps of a skill: ``rules.base.PerSkill``), its suppression comments, and the source
+    lines reports quote. Small and plain, so a worker process can
     send it back, the result cache can store it, and a run over 10,000 skills does not hold
     10,000 parsed documents.
     """
@@ -386,8 +387,8 @@ class SkillSummary:
     name_span: Span | None = None  # of the name's value
     description: str | None = None  # when a string in a usable frontmatter
     description_span: Span | None = None
-    description_stems: frozenset[str] = frozenset()  # SK802's content words
-    nested: list[Path] = field(default_factory=list)  # SKILL.md files below the root
+    # what the collection rules keep of the skill, by the name of their PerSkill declaration
+    data: dict[str, Any] = field(default_factory=dict)
     suppressions: list[Any] = field(default_factory=list)  # suppress.Suppression
     figures: Figures | None = None  # computed when a report or SK608 needs them
     # source lines that reports quote: {path: {line number: text}}
