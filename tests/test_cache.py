@@ -959,3 +959,56 @@ def test_a_symlinked_skill_md_hit_depends_on_the_trees_the_run_may_read(
     assert alone[2] == Counter(cached=1, checked=1)
     assert run(cache, "json")[2] == Counter(cached=2)
     assert run(cache, "json", both)[:2] == readable[:2]
+
+
+# --- what the rules look at outside a skill is part of the key ------------------------------
+
+
+def _outside_codes(cache: Path) -> set[tuple[str, str, str]]:
+    report = json.loads(run(cache, "json")[1])
+    return {(d["path"], d["code"], d["severity"]) for d in report["diagnostics"]}
+
+
+def test_an_escaping_link_target_appearing_outside_the_skill_is_seen(
+    project: Path, settled: None
+) -> None:
+    write_skill(project / "skills", "fmt", body="\nSee [style](../../shared/style.md).\n")
+    cache = project / "cache"
+    before = _outside_codes(cache)
+    assert ("skills/fmt/SKILL.md", "SK501", "error") in before
+    (project / "shared").mkdir()
+    (project / "shared" / "style.md").write_text("# Style\n", encoding="utf-8")
+    after = _outside_codes(cache)
+    assert after == _outside_codes(None)
+    assert ("skills/fmt/SKILL.md", "SK501", "error") not in after
+    assert ("skills/fmt/SKILL.md", "SK502", "warning") in after
+
+
+def test_the_evidence_of_a_fragment_appearing_outside_it_is_seen(
+    project: Path, settled: None
+) -> None:
+    (project / ".git").mkdir()
+    overlay = project / "skills" / "flavors" / "fmt"
+    overlay.mkdir(parents=True)
+    (overlay / "SKILL.md").write_text("## Extra steps\n\nMore.\n", encoding="utf-8")
+    cache = project / "cache"
+    assert ("skills/flavors/fmt/SKILL.md", "SK103", "error") in _outside_codes(cache)
+    # the skill it is merged into appears beside it, outside the linted folder
+    write_skill(project / "real", "fmt")
+    (project / "skills" / "fmt").symlink_to(project / "real" / "fmt")
+    after = _outside_codes(cache)
+    assert ("skills/flavors/fmt/SKILL.md", "SK103", "warning") in after
+    assert after == _outside_codes(None)
+
+
+def test_a_plugin_manifest_appearing_above_a_skill_is_seen(project: Path, settled: None) -> None:
+    body = "\nSee [x](${CLAUDE_PLUGIN_ROOT}/skills/fmt/references/gone.md).\n"
+    write_skill(project / "plugin" / "skills", "fmt", body=body)
+    cache = project / "cache"
+    assert run(cache, "json", ("plugin/skills",))[0] == 0
+    manifest = project / "plugin" / ".claude-plugin"
+    manifest.mkdir()
+    (manifest / "plugin.json").write_text('{"name": "p"}\n', encoding="utf-8")
+    _code, report, how = run(cache, "json", ("plugin/skills",))
+    found = {(d["code"], d["severity"]) for d in json.loads(report)["diagnostics"]}
+    assert ("SK501", "error") in found and how == Counter(checked=1)

@@ -140,3 +140,32 @@ def test_only_for_claude_code_and_not_for_intended_arguments(tmp_path: Path) -> 
 def test_what_claude_code_leaves_alone_is_not_reported(tmp_path: Path, line: str) -> None:
     write_skill(tmp_path, "pdf-tools", body=f"# Steps\n\n{line}\n")
     assert found(tmp_path, "--target", "claude-code", "--select", "SK709") == []
+
+
+def test_a_skill_teaching_the_argument_syntax_is_told_its_lesson_is_rewritten(
+    tmp_path: Path,
+) -> None:
+    body = (
+        "# Writing commands\n\n"
+        "Use the `$ARGUMENTS` placeholder to receive everything the user typed.\n"
+        "Positional arguments are `$1`, `$2` and so on.\n"
+        "Fix the issue: $ARGUMENTS\n"
+        "Pass `$ARGUMENTS` through.\n"
+        "```\nThe placeholder `$ARGUMENTS` in a fenced example\n```\n"
+    )
+    write_skill(tmp_path, "pdf-tools", body=body)
+    assert found(tmp_path, "--target", "claude-code", "--select", "SK709") == [
+        ("SK709", 7, 10, "warning"),
+        ("SK709", 8, 27, "warning"),
+    ]
+    assert found(tmp_path, "--select", "SK709") == []
+
+
+def test_a_sql_placeholder_on_a_line_about_placeholders_is_not_a_lesson(tmp_path: Path) -> None:
+    body = "# Queries\n\nBind every value as a placeholder (`?`, `$1`, `:name`).\n"
+    write_skill(tmp_path, "pdf-tools", body=body)
+    [(_code, _line, _col, _sev)] = found(tmp_path, "--target", "claude-code", "--select", "SK709")
+    _c, report = lint_json(
+        "--isolated", "--target", "claude-code", "--select", "SK709", ".", cwd=tmp_path
+    )
+    assert "(a positional parameter)" in report["diagnostics"][0]["message"]

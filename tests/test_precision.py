@@ -317,3 +317,152 @@ def test_sk703_the_checkout_of_a_repository_root_skill_is_not_junk(tmp_path: Pat
     (checkout / "scripts" / ".git").mkdir(parents=True)
     _code, report = lint_json("--isolated", "--select", "SK703", ".", cwd=checkout)
     assert [d["path"] for d in report["diagnostics"]] == ["scripts/.git"]
+
+
+# --- item 4: SK507 / SK512 on examples ----------------------------------------------------------
+
+
+def _sk(tmp_path: Path, code: str, body: str, files: dict[str, str] | None = None) -> list[str]:
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, files)
+    _code, report = lint_json("--isolated", "--select", code, ".", cwd=tmp_path)
+    return [d["message"].split(" ", 1)[0] for d in report["diagnostics"]]
+
+
+def test_sk507_a_file_of_another_skill_named_with_that_skill(tmp_path: Path) -> None:
+    body = (
+        "\nFill the form with the `pdf` skill's `scripts/fill_form.py`.\n"
+        "The brand-guidelines skill keeps its palette in references/colors.md.\n"
+        "Another skill may hold `references/other.md`.\n"
+        "Then run `scripts/gone.py`; the `fmt` skill's `scripts/mine.py` too.\n"
+    )
+    assert _sk(tmp_path, "SK507", body) == ["'scripts/gone.py'", "'scripts/mine.py'"]
+
+
+def test_sk507_a_path_through_a_folder_the_user_makes(tmp_path: Path) -> None:
+    body = (
+        "\nCreate a virtualenv, then `scripts/.venv/bin/python scripts/run.py`.\n"
+        "Or `scripts/node_modules/.bin/tsx scripts/run.ts`.\n"
+    )
+    files = {"scripts/run.py": "print(1)\n", "scripts/run.ts": "1\n"}
+    assert _sk(tmp_path, "SK507", body, files) == []
+
+
+def test_sk507_advice_for_the_readers_own_skill_in_a_guide_on_writing_skills(
+    tmp_path: Path,
+) -> None:
+    body = (
+        "\nKeep SKILL.md short. Move long material into `references/migration.md` and link"
+        " it.\nPut helper code in your `scripts/validate.py`.\n"
+        "Run `scripts/gone.py` to create the report.\n"
+    )
+    assert _sk(tmp_path, "SK507", body) == ["'scripts/gone.py'"]
+
+
+def test_sk507_advice_words_outside_a_guide_on_writing_skills_are_still_checked(
+    tmp_path: Path,
+) -> None:
+    body = "\nMove the output into `references/migration.md`.\n"
+    assert _sk(tmp_path, "SK507", body) == ["'references/migration.md'"]
+
+
+def test_sk512_a_jsx_component_is_not_a_link(tmp_path: Path) -> None:
+    body = (
+        '\nEmbed it with <Video src="/video.mp4" /> in the page.\n\nSee <a href="/docs/x">x</a>.\n'
+    )
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body)
+    _code, report = lint_json("--isolated", "--select", "SK512", ".", cwd=tmp_path)
+    [found] = report["diagnostics"]
+    assert "'/docs/x' is relative" in found["message"] and found["line"] == 8
+
+
+def test_sk512_links_of_a_sample_document_are_not_reported(tmp_path: Path) -> None:
+    body = "\nWrite the page from [the template](assets/page.md); see [guide](references/g.md).\n"
+    files = {
+        "assets/page.md": "# Home\n\n[About](/about) and [Docs](/docs/intro).\n",
+        "references/g.md": "# Guide\n\n[OAuth](/docs/oauth).\n",
+    }
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, files)
+    _code, report = lint_json("--isolated", "--select", "SK512", ".", cwd=tmp_path)
+    assert [d["path"] for d in report["diagnostics"]] == ["fmt/references/g.md"]
+
+
+# --- recall: machine-local paths in extension-less scripts and .mjs templates -----------------
+
+
+def test_sk508_reads_extensionless_scripts_and_mjs_templates(tmp_path: Path) -> None:
+    body = "\nRun `scripts/sync` or serve [the template](assets/server.mjs).\n"
+    files = {
+        "scripts/sync": "#!/bin/sh\ncp /Users/alice/notes.txt .\n",
+        "scripts/NOTES": "Written on /Users/alice/laptop.\n",  # not a script: no #! line
+        "assets/server.mjs": "import x from '/home/bob/lib/x.mjs';\n",
+    }
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, files)
+    _code, report = lint_json("--isolated", "--select", "SK508", ".", cwd=tmp_path)
+    found = sorted((d["path"], d["line"]) for d in report["diagnostics"])
+    assert found == [("fmt/assets/server.mjs", 1), ("fmt/scripts/sync", 2)]
+
+
+# --- recall: SK112 on null metadata values ---------------------------------------------------
+
+
+def test_sk112_reports_null_metadata_values(tmp_path: Path) -> None:
+    front = f"name: fmt\n{DESC}metadata:\n  author: null\n  owner: ~\n  team:\n  version: '1'\n"
+    write_skill(tmp_path, "fmt", front)
+    _code, report = lint_json("--isolated", "--select", "SK112", ".", cwd=tmp_path)
+    found = [
+        (d["line"], d["severity"], d["message"].split(" is ")[0]) for d in report["diagnostics"]
+    ]
+    assert found == [
+        (5, "warning", "metadata.author"),
+        (6, "warning", "metadata.owner"),
+        (7, "warning", "metadata.team"),
+    ]
+    assert "empty" in report["diagnostics"][2]["message"]
+
+
+# --- recall: Cargo's target/ is junk (SK703) and is not packed ---------------------------------
+
+
+def test_sk703_reports_cargo_build_output_beside_a_cargo_toml(tmp_path: Path) -> None:
+    files = {
+        "scripts/tool/Cargo.toml": "[package]\nname = 'tool'\n",
+        "scripts/tool/src/main.rs": "fn main() {}\n",
+        "scripts/tool/target/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n",
+        "scripts/tool/target/debug/tool": "binary\n",
+        # a folder named target that no Cargo.toml builds is content
+        "references/target/notes.md": "# Notes\n",
+    }
+    body = "\nBuild with `cargo build` in scripts/tool; see [notes](references/target/notes.md).\n"
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body, files)
+    _code, report = lint_json("--isolated", "--select", "SK703", ".", cwd=tmp_path)
+    assert [(d["path"], d["message"].split(" is ")[0]) for d in report["diagnostics"]] == [
+        ("fmt/scripts/tool/target", "scripts/tool/target/")
+    ]
+    result = invoke("pack", "--isolated", "-o", str(tmp_path / "out.tar.gz"), "fmt", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    import tarfile
+
+    with tarfile.open(tmp_path / "out.tar.gz") as tar:
+        names = tar.getnames()
+    assert not any("/target/" in n and "scripts" in n for n in names)
+    assert any(n.endswith("references/target/notes.md") for n in names)
+
+
+def test_sk507_a_path_right_after_its_owner_or_a_shape_is_not_the_skills(tmp_path: Path) -> None:
+    body = (
+        "\nThe script ships under the plugin's `scripts/interface/`.\n"
+        "Switch to `build-server` `references/auth.md` for the provider.\n"
+        "Keep depth at `references/category/file.md`.\n"
+        "Run `fmt` `scripts/gone.py`.\n"
+    )
+    assert _sk(tmp_path, "SK507", body) == ["'scripts/gone.py'"]
+
+
+# --- tuning half: SK715 on an arrow of a tree diagram ------------------------------------------
+
+
+def test_sk715_an_arrow_in_a_tree_diagram_is_not_a_redirect(tmp_path: Path) -> None:
+    body = "\nThe layout:\n\n- apps/api/CLAUDE.md -> AGENTS.md\n- then `echo rule > AGENTS.md`\n"
+    write_skill(tmp_path, "fmt", f"name: fmt\n{DESC}", body)
+    _code, report = lint_json("--isolated", "--select", "SK715", ".", cwd=tmp_path)
+    assert [d["line"] for d in report["diagnostics"]] == [9]

@@ -17,9 +17,9 @@ to the repository root (a `.git`), nothing is read.
 
 from __future__ import annotations
 
-import functools
 import os
 
+from skillcheck.source import outside
 from skillcheck.source.skill import Skill
 
 # how far above the skill the evidence is looked for (a monorepo's skills sit a few levels
@@ -37,25 +37,29 @@ def fragment_evidence(skill: Skill) -> str | None:
         return None
     if any(line.strip().startswith("---") for line in doc.lines[:_TOP_LINES]):
         return None
-    return _evidence(str(skill.root))
+    return _evidence(skill)
 
 
-@functools.lru_cache(maxsize=4096)
-def _evidence(root: str) -> str | None:
+def _evidence(skill: Skill) -> str | None:
+    # every stat goes through outside.look: the answer depends on files outside the skill,
+    # which the result cache must compare before reusing it
+    root = str(skill.root)
     name = os.path.basename(root)
     here = os.path.dirname(root)
     for level in range(_MAX_UP):
         # a SKILL.md in the folder right above is a collection's own file (`skills/SKILL.md`
         # beside `skills/<name>/`): its children are skills; two levels up it is a skill
         # holding this file among its own (`<skill>/rules/R1/SKILL.md`)
-        if level and os.path.isfile(os.path.join(here, "SKILL.md")):
+        if level and outside.is_file(outside.look(skill, os.path.join(here, "SKILL.md"))):
             return f"it sits inside the skill folder {os.path.basename(here)!r}"
         for twin in (os.path.join(here, name), os.path.join(here, "skills", name)):
-            if twin != root and os.path.isfile(os.path.join(twin, "SKILL.md")):
+            if twin != root and outside.is_file(
+                outside.look(skill, os.path.join(twin, "SKILL.md"))
+            ):
                 rel = os.path.relpath(twin, os.path.dirname(root))
                 return f"a skill of the same folder name is at {rel!r}"
         parent = os.path.dirname(here)
-        if parent == here or os.path.exists(os.path.join(here, ".git")):
+        if parent == here or outside.exists(outside.look(skill, os.path.join(here, ".git"))):
             return None
         here = parent
     return None

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from skillcheck.source import outside
 from skillcheck.source.junk import OPAQUE_DIRS
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.skill import Memo, Skill, SkillFile
@@ -96,10 +97,16 @@ class Resolution:
 PLUGIN_MANIFEST = (".claude-plugin", "plugin.json")
 
 
-def plugin_root(directory: Path) -> Path | None:
+def plugin_root(directory: Path, skill: Skill | None = None) -> Path | None:
     """The nearest folder at or above ``directory`` holding `.claude-plugin/plugin.json`
-    (found by stat alone, nothing is read), up to the repository root (a `.git`)."""
-    return _plugin_root(str(directory))
+    (found by stat alone, nothing is read), up to the repository root (a `.git`). With
+    ``skill``, every path looked at is recorded on it (``source.outside``): the skill's
+    results then depend on them."""
+    found, looked = _plugin_root(str(directory))
+    if skill is not None:
+        for path, state in looked:
+            outside.look(skill, path, state)
+    return found
 
 
 def load_group(root: Path) -> tuple[str, str]:
@@ -112,14 +119,27 @@ def load_group(root: Path) -> tuple[str, str]:
     return ("root", str(root.parent))
 
 
+def forget_outside() -> None:
+    """Forget the plugin roots found so far: a run looks around its skills afresh (a
+    long-lived process, the language server or a library caller, lints many times)."""
+    _plugin_root.cache_clear()
+
+
 @functools.lru_cache(maxsize=4096)
-def _plugin_root(directory: str) -> Path | None:
-    if os.path.isfile(os.path.join(directory, *PLUGIN_MANIFEST)):
-        return Path(directory)
+def _plugin_root(directory: str) -> tuple[Path | None, tuple[tuple[str, str], ...]]:
+    """(the plugin root, the paths looked at and what was there), once per folder and run."""
+    manifest = os.path.join(directory, *PLUGIN_MANIFEST)
+    state = outside.state(manifest)
+    if outside.is_file(state):
+        return Path(directory), ((manifest, state),)
     parent = os.path.dirname(directory)
-    if parent == directory or os.path.exists(os.path.join(directory, ".git")):
-        return None
-    return _plugin_root(parent)
+    git = os.path.join(directory, ".git")
+    git_state = outside.state(git)
+    looked = ((manifest, state), (git, git_state))
+    if parent == directory or outside.exists(git_state):
+        return None, looked
+    found, above = _plugin_root(parent)
+    return found, looked + above
 
 
 def is_repository_root(directory: Path) -> bool:
@@ -132,6 +152,7 @@ class Tree:
 
     def __init__(self, skill: Skill) -> None:
         self.root = skill.root
+        self.skill = skill  # outside looks (the plugin root) are recorded on it
         self._in_plugin: str | bool | None = False  # not looked up yet
         self.entries: dict[str, SkillFile] = {}
         self.children: dict[str, dict[str, SkillFile]] = {"": {}}
@@ -172,7 +193,7 @@ class Tree:
         plugin: what ``${CLAUDE_PLUGIN_ROOT}/skills/pdf/x`` must start with to name a file
         of this skill."""
         if self._in_plugin is False:
-            plugin = plugin_root(self.root.parent)
+            plugin = plugin_root(self.root.parent, self.skill)
             self._in_plugin = (
                 None if plugin is None else Path(os.path.relpath(self.root, plugin)).as_posix()
             )
@@ -370,10 +391,11 @@ def show(text: str) -> str:
     return "'" + "".join(out).replace("'", "\\'") + "'"
 
 
-def escapes_to_nothing(root: Path, base: str, path: str) -> bool:
-    """Whether a ``../`` link written in folder ``base`` of the skill at ``root`` names
-    nothing outside the skill either: the one place the outside is looked at, by a single
-    lstat of the lexically joined path (as GitHub resolves it), never read. A link that
-    leaves the skill and finds nothing is broken wherever the skill is installed."""
-    joined = os.path.normpath(os.path.join(root, base, path))
-    return not os.path.lexists(joined)
+def escapes_to_nothing(skill: Skill, base: str, path: str) -> bool:
+    """Whether a ``../`` link written in folder ``base`` of ``skill`` names nothing outside
+    the skill either: the one place the outside is looked at, by a single lstat of the
+    lexically joined path (as GitHub resolves it, recorded on the skill: ``source.outside``),
+    never read. A link that leaves the skill and finds nothing is broken wherever the skill
+    is installed."""
+    joined = os.path.normpath(os.path.join(skill.root, base, path))
+    return not outside.lexists(outside.look(skill, joined))

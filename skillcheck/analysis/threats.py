@@ -352,7 +352,8 @@ _PERSIST = LazyPattern(
     r"|(?P<install>[\"'](?:postinstall|preinstall|install)[\"']\s*:\s*[\"'][^\"'\n]{0,200}?"
     r"(?:curl|wget|node\s+-e|bash|sh\s|python|powershell))"
     r"|(?P<site>\bsitecustomize\.py\b|\busercustomize\.py\b|site-packages/[\w-]+\.pth\b)"
-    r"|(?P<agent>(?:>>?|write\w*\s+to|append\w*\s+to|add\w*\s+to|modify|edit|update)\s+"
+    # (`->` / `=>` in a tree diagram, `CLAUDE.md -> AGENTS.md`, is an arrow, not a redirect)
+    r"|(?P<agent>(?:(?<![-=])>>?|write\w*\s+to|append\w*\s+to|add\w*\s+to|modify|edit|update)\s+"
     r"[^\n]{0,40}?\b(?:CLAUDE\.md|AGENTS\.md|SOUL\.md|MEMORY\.md|\.claude/settings(?:\.local)?\.json"
     r"|\.cursorrules|\.github/copilot-instructions\.md)\b)",
     re.IGNORECASE,

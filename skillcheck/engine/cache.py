@@ -17,11 +17,14 @@ An entry is used when the skill's files are unchanged:
   link target) matches, and for a SKILL.md symlinked from elsewhere, the stat of the file it
   leads to and whether the run's trees let it be read there. Entries written while a file
   was younger than two seconds never match on identity (a same-tick edit could go unseen,
-  as git's "racily clean" entries), and
+  as git's "racily clean" entries), or
 - **content**, when identity differs (a fresh checkout, a ``touch``): the listing matches
   without times, and every file the rules read has the same BLAKE2 digest as when the entry
   was made. The rules are deterministic, so equal inputs give equal results; files no rule
-  read (an asset) matter only through the listing.
+  read (an asset) matter only through the listing;
+
+and, either way, every path a rule looked at outside the skill (``source.outside``: a `../`
+link's target, the plugin manifest above it, a fragment's evidence) holds what it held.
 
 The cache is JSON, never pickle, and every file is sealed with an HMAC keyed by a secret in
 the user's cache home (``key_path``, 0600): a cache committed to the repository, restored
@@ -47,12 +50,15 @@ from typing import Any
 
 from skillcheck import __version__
 from skillcheck.engine.summary import diagnostic_from_json, diagnostic_to_json, from_json, to_json
+from skillcheck.source import outside
 from skillcheck.source.atomic import write_atomic
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import link_readable, open_regular, read_fd, read_file, read_regular
 from skillcheck.source.skill import Skill, SkillSummary
 
-FORMAT = 2  # 2: the collection rules' per-skill data in one `data` table
+# 2: the collection rules' per-skill data in one `data` table; 3: entries record the
+# outside looks (source.outside)
+FORMAT = 3
 RACY_NS = 2_000_000_000  # files changed this recently are checked by content next time
 KEEP_RUN_KEYS = 8  # run-key directories kept; older ones are removed
 MAX_FILE_BYTES = 256 * 1024 * 1024  # a cache file larger than this was not written by us
@@ -220,6 +226,9 @@ def reads_of(skill: Skill) -> dict[str, Any]:
         "files": sorted(
             [rel, None if data is None else _digest(data)] for rel, data in skill.contents.items()
         ),
+        # what the rules looked at outside the skill (a `../` link's target, a plugin's
+        # manifest, a fragment's evidence) and what was there: inputs the listing misses
+        "outside": outside.recorded(skill),
     }
 
 
@@ -371,6 +380,8 @@ def same_content(skill: Skill, record: dict[str, Any]) -> bool:
             return False
         if reads["skill_md"] != (None if doc is None else _digest(doc.raw)):
             return False
+        if not outside.unchanged(reads["outside"]):
+            return False
         by_rel = {f.rel: f for f in skill.files}
         for rel, digest in reads["files"]:
             entry = by_rel.get(rel)
@@ -435,7 +446,13 @@ class ResultCache:
         if record is None:
             return None, None
         known = record.get("identity")
-        if known is not None and known == identity(listing, self.trees):
+        reads = record.get("reads")
+        if (
+            known is not None
+            and known == identity(listing, self.trees)
+            and type(reads) is dict
+            and outside.unchanged(reads.get("outside"))
+        ):
             if extra is not None:
                 held = record.get("extra")
                 if type(held) is not list or len(held) != 2 or held[0] != extra:

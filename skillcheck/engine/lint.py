@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skillcheck.analysis.figures import Limits, statistics_table
+from skillcheck.analysis.paths import forget_outside
 from skillcheck.engine.check import (
     DiscoveryInput,
     enabled_rules,
@@ -107,6 +108,8 @@ def lint(
     """
     rules = enabled_rules(settings)
     ctx = Context(targets=settings.targets, options=settings.options)
+    # what an earlier run in this process saw around the skills may have changed since
+    forget_outside()
 
     # the directories being linted: a SKILL.md symlinked to a file inside them is read
     trees = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))

@@ -44,6 +44,7 @@ from skillcheck.source.junk import (
     JUNK_FILES,
     OPAQUE_DIRS,
     ROOT_JUNK_DIRS,
+    marked_junk_dirs,
 )
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import MAX_FILE_READ, MAX_READ, read_fd
@@ -71,7 +72,7 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     *(f"*{suffix}" for suffix in ARCHIVE_SUFFIXES),  # nested archives
     "/.skillignore",  # packaging metadata of the skill itself
 )
-# (any directory holding a pyvenv.cfg is excluded too: see ``_ignore_spec``)
+# (any directory holding a pyvenv.cfg, and Cargo's target/, are excluded too: ``_ignore_spec``)
 
 _NAME_RE = LazyPattern(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")  # the RFC's {skill-name} rule
 _RFC_PATH_FORBIDDEN = set("\\?#[]")
@@ -361,11 +362,9 @@ class _Excludes:
 
 def _ignore_spec(skill: Skill) -> _Excludes:
     lines = list(DEFAULT_EXCLUDES)
-    # any directory holding a pyvenv.cfg is a virtualenv, whatever its name
-    for f in skill.files:
-        parent = posixpath.dirname(f.rel)
-        if posixpath.basename(f.rel) == "pyvenv.cfg" and parent:
-            lines.append("/" + _escape_glob(parent) + "/")
+    # a directory holding a pyvenv.cfg is a virtualenv, whatever its name; Cargo's target/
+    for parent in marked_junk_dirs([f.rel for f in skill.files]):
+        lines.append("/" + _escape_glob(parent) + "/")
     ignore = next((f for f in skill.files if f.rel == SKILLIGNORE and f.kind == "file"), None)
     if ignore is not None:
         raw = read_in_root(skill.root, SKILLIGNORE, MAX_SKILLIGNORE_BYTES)

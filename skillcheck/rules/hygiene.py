@@ -17,6 +17,7 @@ from skillcheck.source.junk import (
     JUNK_DIRS,
     JUNK_FILES,
     ROOT_JUNK_DIRS,
+    marked_junk_dirs,
 )
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.load import read_file, read_text
@@ -31,13 +32,13 @@ FAMILY = "security"  # one family with the rules of rules/security.py
 _ENV_TEMPLATE = LazyPattern(r"\.env\.(?:example|sample|template|dist|defaults?)(?:\.\w+)?$", re.I)
 
 
-def _junk_reason(entry: SkillFile, venvs: set[str]) -> str | None:
+def _junk_reason(entry: SkillFile, venvs: dict[str, str]) -> str | None:
     name = entry.rel.rsplit("/", 1)[-1]
     is_dir = entry.kind == "dir"
     if name in JUNK_FILES:
         return JUNK_FILES[name]
     if is_dir and entry.rel in venvs:
-        return "a Python virtualenv"
+        return venvs[entry.rel]
     if name.startswith(ENV_PREFIX) and not _ENV_TEMPLATE.match(name):
         return "an environment file (such files usually hold secrets)"
     if name == ".git":  # a worktree or submodule has a .git file
@@ -60,7 +61,9 @@ def _used(skill: Skill, entry: SkillFile, texts: list[str]) -> bool:
     """Whether the skill uses an archive or build directory: named in SKILL.md, another
     Markdown file, a script or `package.json` (`"main": "dist/index.js"`)."""
     name = entry.rel.rsplit("/", 1)[-1]
-    needles = (entry.rel + "/", name + "/") if entry.kind == "dir" else (name,)
+    needles: tuple[str, ...] = (entry.rel + "/", name + "/") if entry.kind == "dir" else (name,)
+    if name == "target" and entry.kind == "dir":  # Cargo's: "target/" alone is any folder
+        needles = (entry.rel + "/", "target/release/", "target/debug/")
     return any(needle in text for text in texts for needle in needles)
 
 
@@ -83,7 +86,9 @@ def _package_json_texts(skill: Skill) -> Iterator[str]:
         Python caches (`__pycache__`, `*.pyc`, `.pytest_cache`, `.mypy_cache`…);
         `node_modules`; virtualenvs (`.venv`, `venv`, or any directory holding a
         `pyvenv.cfg`); `.env*` files; build output (`build/` and `dist/` at the skill root,
-        `*.egg-info`); and nested archives (`*.zip`, `*.tar.gz`, `*.tgz`, `*.skill`, …).
+        `*.egg-info`, Cargo's `target/` beside a `Cargo.toml`, known by the `CACHEDIR.TAG`
+        or `.rustc_info.json` Cargo writes in it); and nested archives (`*.zip`, `*.tar.gz`,
+        `*.tgz`, `*.skill`, …).
         Entries inside a reported directory are not reported again. A `.git` directory at
         the skill's root is not reported: the skill is the root of a repository, and that is
         its checkout (a `.git` file there, or a `.git` further down, is).
@@ -115,7 +120,8 @@ def _package_json_texts(skill: Skill) -> Iterator[str]:
     """,
 )
 def junk_file(skill: Skill, ctx: Context) -> Iterator[Finding]:
-    venvs = {e.rel.rsplit("/", 1)[0] for e in skill.files if e.rel.endswith("/pyvenv.cfg")}
+    # virtualenvs and Cargo's target/, known by a file inside
+    venvs = marked_junk_dirs([e.rel for e in skill.files])
     reported: list[str] = []  # junk directories: what lies inside is not reported again
     texts: list[str] | None = None  # read only when an archive or build directory is found
     for entry in skill.files:
@@ -129,6 +135,7 @@ def junk_file(skill: Skill, ctx: Context) -> Iterator[Finding]:
         if reason is None:
             continue
         if reason.startswith(("a nested archive", "build output")):
+            # (Cargo's target/ too: a skill that runs `target/release/tool` uses it)
             if texts is None:
                 texts = [t.text for t in exec_sources(skill)]
                 texts += list(_package_json_texts(skill))

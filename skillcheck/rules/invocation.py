@@ -318,6 +318,27 @@ def _uses_arguments(skill: Skill) -> bool:
     return doc is not None and "$ARGUMENTS" in doc.body
 
 
+# a placeholder written as a piece of syntax: alone in a code span (`` `$ARGUMENTS` ``,
+# `` `$1` ``, `` `$ARGUMENTS[0]` ``) on a line that talks about the syntax itself
+_PLACEHOLDER_SPAN = LazyPattern(r"(?<=`)\$(?:ARGUMENTS(?:\[\d+\])?|\d)(?=`)")
+_ABOUT_SYNTAX = LazyPattern(
+    r"\b(?:placeholders?|variables?|syntax|substitut\w*|replaced|expands?|expanded"
+    r"|interpolat\w*|positional|shorthand)\b",
+    re.IGNORECASE,
+)
+
+
+def _taught_placeholder(line: _Line) -> re.Match[str] | None:
+    """The first `$ARGUMENTS` / `$N` a line shows as syntax (alone in a code span, on a
+    line about placeholders or substitution), outside fenced blocks; None otherwise."""
+    if line.fence is not None or "`$" not in line.text:
+        return None
+    found = _PLACEHOLDER_SPAN.search(line.text)
+    if found is None or _ABOUT_SYNTAX.search(line.text) is None:
+        return None
+    return found
+
+
 def _code_spans(text: str) -> tuple[list[int], list[int]]:
     """(starts, ends) of the code spans of a line, in order."""
     spans = [m.span() for m in _CODE_SPAN.finditer(text)]
@@ -348,7 +369,12 @@ def _in_code_span(spans: tuple[list[int], list[int]], offset: int) -> bool:
         11 words or more after the slash command. The advice follows the snippet's
         language: `${N}` in shell code (the same parameter to the shell), a file under
         `scripts/` or `references/` anywhere else (`${1}` is not a SQL placeholder or a
-        JavaScript replacement group).
+        JavaScript replacement group). A skill that teaches the syntax itself (a line that
+        shows `` `$ARGUMENTS` ``, `` `$ARGUMENTS[0]` `` or `` `$1` `` alone in a code span
+        and speaks of placeholders, variables, syntax or substitution, in a skill that
+        names `$ARGUMENTS` somewhere: `$1` beside `?` and `:name` is SQL's) is reported too:
+        the lesson is rewritten into the user's arguments. A placeholder used as one
+        ("Fix the issue: $ARGUMENTS", a command in a fenced block) is not.
     """,
     why="""
         Claude Code renders SKILL.md as a template when the skill is invoked with
@@ -372,8 +398,31 @@ def argument_substitution(skill: Skill, ctx: Context) -> Iterator[Finding]:
         return
     intended = _uses_arguments(skill)
     count = 0
+    teaches: bool | None = None  # whether the skill speaks of `$ARGUMENTS`: asked once
     for line in _body_lines(skill):
         if "$" not in line.text:
+            continue
+        taught = _taught_placeholder(line) if teaches is not False else None
+        if taught is not None and teaches is None:
+            # a skill about arguments names `$ARGUMENTS` somewhere (`$1` alone on a line about
+            # placeholders is mostly SQL's: `?`, `$1`, `:name`)
+            teaches = "$ARGUMENTS" in doc.body
+            if not teaches:
+                taught = None
+        if taught is not None:
+            start, end = taught.span()
+            count += 1
+            if count > MAX_PER_FILE:
+                return
+            yield Finding(
+                f"'{taught.group()}' is shown here as the syntax of an argument, but Claude"
+                " Code replaces it with the invocation's arguments before the model reads"
+                " this text, so the lesson reads as whatever the user typed; move the"
+                " explanation into a file under references/ (references are not rewritten)"
+                " and point to it",
+                span=Span(Pos(line.number, start + 1), Pos(line.number, end + 1)),
+                impact=_CLAUDE_CODE,
+            )
             continue
         # what holds for the whole line, found once: per `$N` it made a long line quadratic
         awk: bool | None = None

@@ -445,7 +445,9 @@ _STRING_FIELDS = ("name", "description", "license", "compatibility", "allowed-to
     what="""
         Reports unquoted values such as `yes`, `no`, `on`, `1.0`, `2024-01-31` or `null` where
         a string is meant: in the spec's string fields, in `metadata` values and in other
-        top-level keys (booleans are fine in fields a target documents as boolean).
+        top-level keys (booleans are fine in fields a target documents as boolean). A
+        `metadata` value that is null (`null`, `~` or nothing after the key) is reported too:
+        the specification's metadata values are strings.
     """,
     why="""
         PyYAML (YAML 1.1) reads `description: yes` as `True` and `version: 1.10` as `1.1`;
@@ -492,6 +494,17 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue
         if node.tag not in ("bool", "int", "float", "null", "timestamp"):
             continue
+        if node.tag == "null" and label.startswith("metadata."):
+            # the specification's metadata values are strings: `author: null`, `~` or an
+            # empty value is a key without one, which loaders drop or stringify ("None")
+            shown = f"{node.value!r}, which YAML reads as null" if node.value else "empty"
+            yield Finding(
+                f"{label} is {shown}; metadata values are strings: give it a value or"
+                " remove the key",
+                span=node.span if node.value else _key_span(fm, label),
+                impact={"agentskills": impact(Outcome.DEGRADED)},
+            )
+            continue
         if node.tag == "null" and (label not in _STRING_FIELDS or not node.value):
             continue  # an empty field is not a typing accident; the field's rule reports it
         kind = {
@@ -524,6 +537,16 @@ def implicit_type(skill: Skill, ctx: Context) -> Iterator[Finding]:
 
 
 _MAX_PROOFS = 50  # SK112 fixes proved (and offered) per file in one lint
+
+
+def _key_span(fm: Frontmatter, label: str) -> Span:
+    """The span of the key ``metadata.<key>`` (an empty value has no span of its own)."""
+    wanted = label.partition(".")[2]
+    field_key, value = fm.fields["metadata"]
+    for key, _inner in value.items():
+        if key.text() == wanted:
+            return key.span
+    return field_key.span
 
 
 # --- the fixes of SK112 and SK108 (applied by fix.py) -----------------------------------

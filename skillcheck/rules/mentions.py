@@ -41,6 +41,7 @@ from skillcheck.analysis.reach import (
 )
 from skillcheck.rules.base import Context, rule
 from skillcheck.source import markdown
+from skillcheck.source.junk import JUNK_DIRS
 from skillcheck.source.lazy import LazyPattern
 from skillcheck.source.markdown import Link, Markdown, Segment
 from skillcheck.source.outline import fast_links, source_lines
@@ -428,7 +429,16 @@ class _DrivePaths:
         are: a path without an extension in prose (`better scripts/tools` means "scripts or
         tools"; in code it is checked), a path on a line ending with a colon right above a
         code block (`**references/tools.md:**` then the content of a file to write), and the
-        files the agent never reaches from SKILL.md (copied documentation, notes). A
+        files the agent never reaches from SKILL.md (copied documentation, notes), paths
+        through a folder the user's machine makes (`scripts/.venv/bin/python`,
+        `scripts/node_modules/...`), a path on a line that names another skill (quoted,
+        bold or hyphenated: "the `pdf` skill's `scripts/fill.py`", "another skill"), a path
+        right after its owner ("the plugin's `scripts/x/`", "the repository's", a skill
+        name in code: "`build-server` `references/auth.md`"), a shape
+        (`references/category/file.md`), and,
+        in a guide on writing skills (a file that names `SKILL.md`), a path the sentence
+        tells the reader to make in their own skill ("move the details into
+        `references/migration.md`", "put it in your `scripts/`"). A
         path is reported once per file, at its first place, with "and N more places in
         this file" (JSON and SARIF list the other places).
     """,
@@ -473,6 +483,8 @@ def missing_path_mention(skill: Skill, ctx: Context) -> Iterator[Finding]:
             continue  # `[scripts/x.py](scripts/x.py)`: SK501/SK502/SK503 report the link
         if _shown_only(skill, doc, segment, hit, parsed(skill, doc), shown):
             continue  # "Examples: `references/finance.md`" shows a shape, not a file
+        if _not_this_skills(skill, doc, segment, hit, shown):
+            continue  # another skill's file, the reader's own, or one the user creates
         if not segment.code and "." not in hit.text.rstrip("/").rpartition("/")[2]:
             continue  # prose "better scripts/tools" is "scripts or tools", not a path
         if not doc.is_skill_md and doc.rel not in reached(skill):
@@ -692,6 +704,8 @@ class _ShownMemo:
 
     lines: dict[tuple[str, int], tuple[bool, int | None]] = field(default_factory=dict)
     quotes: dict[tuple[str, int, int], dict[str, list[int]]] = field(default_factory=dict)
+    other_skill: dict[tuple[str, int], bool] = field(default_factory=dict)  # SK507, by line
+    guides: dict[str, bool] = field(default_factory=dict)  # SK507: files that name SKILL.md
 
 
 _URL_LINK_TEXTS: Memo[dict[int, list[tuple[int, int]]]] = Memo("url-link-texts")  # per file
@@ -752,6 +766,88 @@ def _shown_only(
     return _covered(texts, segment.line, segment.column + hit.start)
 
 
+# "the `pdf` skill's scripts/fill.py", "scripts/x.py of the brand-guidelines skill", "skill
+# `pdf`": a file of another skill, named with that skill. A name is taken when it is quoted,
+# bold or hyphenated (a plain word before "skill" is mostly English: "a writing skill")
+_NAMED_SKILL = LazyPattern(
+    r"(?:[`'\"]|\*\*)(?P<quoted>[\w:.-]+)(?:[`'\"]|\*\*)\s+skill(?:'s|s)?\b"
+    r"|\b(?P<hyphened>[a-z0-9]+(?:-[a-z0-9]+)+)\s+skill(?:'s|s)?\b"
+    r"|\b(?P<other>another|other|sibling|companion)\s+skill"
+    r"|\bskill\s+(?:[`'\"]|\*\*)(?P<after>[\w:.-]+)(?:[`'\"]|\*\*)",
+    re.IGNORECASE,
+)
+# what a guide on writing skills tells the reader to do with their own files: "move the
+# details into `references/migration.md`", "put helper code in your `scripts/validate.py`"
+_ADVICE = LazyPattern(
+    r"\b(?:your|move|moving|put|place|split|extract|create|add|store|keep|save|organi[sz]e"
+    r"|bundle)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = LazyPattern(r"[.!?;](?:\s|$)")
+
+
+def _not_this_skills(skill: Skill, doc: Doc, segment: Segment, hit: Hit, memo: _ShownMemo) -> bool:
+    """Whether a written path names no file this skill should hold: a path through a folder
+    the user's machine makes (`scripts/.venv/bin/python`, `node_modules/`), a file of
+    another skill named with that skill on the line, or, in a guide on writing skills (its
+    text names `SKILL.md`), a path the sentence tells the reader to create in their own
+    skill."""
+    parts = hit.text.split("/")
+    if any(part in JUNK_DIRS for part in parts):
+        return True
+    if parts[-1].partition(".")[0].lower() in _SHAPE_WORDS:
+        return True  # `references/category/file.md`: a shape, as SK501 treats `file`
+    md = parsed(skill, doc)
+    if md is None:
+        return False
+    line = md.line(segment.line)
+    cut = segment.column - 1 + hit.start
+    # "the plugin's `scripts/interface/`", "`build-server` `references/x.md`": right before
+    # the path, another container or another skill's name owns it
+    owner = _OWNED_BEFORE.search(line, max(0, cut - 60), cut)
+    if owner is not None and (owner["name"] or "").lower() not in _own_names(skill):
+        return True
+    key = (doc.rel, segment.line)
+    other = memo.other_skill.get(key)
+    if other is None:
+        own = _own_names(skill)
+        other = memo.other_skill[key] = any(
+            match["other"]
+            or (match["quoted"] or match["hyphened"] or match["after"]).lower()
+            not in own | _THIS_SKILL
+            for match in _NAMED_SKILL.finditer(line)
+        )
+    if other:
+        return True
+    guide = memo.guides.get(doc.rel)
+    if guide is None:
+        text = doc_text(skill, doc) or ""
+        guide = memo.guides[doc.rel] = "SKILL.md" in text
+    if not guide:
+        return False
+    start = 0
+    for end in _SENTENCE_END.finditer(line, 0, cut):
+        start = end.end()
+    return _ADVICE.search(line, start, cut) is not None
+
+
+def _own_names(skill: Skill) -> set[str]:
+    return {n.lower() for n in (skill.name, skill.dir_name) if n}
+
+
+# the last part of a path that only shows a shape: `references/category/file.md`
+_SHAPE_WORDS = frozenset({"file", "filename", "foo", "bar", "xxx", "your-file", "my-file"})
+# what owns a path written right after it: "the plugin's", "the repository's", or another
+# skill's name in code (`` `build-server` `references/x.md` ``, "`pdf`'s")
+_OWNED_BEFORE = LazyPattern(
+    r"(?:\b(?:plugin|repo|repository|project|workspace)'s\s+|`(?P<name>[a-z0-9]+(?:-[a-z0-9]+)+)`"
+    r"(?:'s)?\s+)[`*]?(?:\./)?\Z",
+    re.IGNORECASE,
+)
+# words before "skill" that name this one, not another
+_THIS_SKILL = frozenset({"this", "the", "a", "an", "my", "our", "same", "current", "that"})
+
+
 @rule(
     "SK508",
     "non-portable-path",
@@ -766,9 +862,11 @@ def _shown_only(
         `\\\\server\\share`) and absolute paths into one person's machine (`/Users/alice/...`,
         `/home/bob/...`, `/root/...`, `C:/Users/...`, `file:///...`). Markdown escapes
         (`file\\_name`), regular expressions and links (SK501 and SK502 check those) are left
-        alone. Fenced code blocks and the scripts under `scripts/` are checked for paths into
+        alone. Fenced code blocks and the skill's scripts are checked for paths into
         one person's home only (`python3 /home/lucas/tools/x.py`): a command or script that
-        uses one fails everywhere else.
+        uses one fails everywhere else. Scripts are the skill's code files anywhere in it
+        (`.py`, `.js`, `.mjs`, `.sh` ..., an `assets/server.mjs` template too) and the files
+        without an extension under `scripts/` that start with a `#!` line.
 
         Paths that are only shown are not reported: on a line of counter-examples or
         hypotheticals (❌, "don't", "never", "avoid", "bad", "wrong", "instead of",
@@ -853,6 +951,16 @@ def _machine_lines(text: str) -> Iterator[tuple[int, str, Hit, str]]:
                 yield index, line, hit, path
 
 
+def _code_file(rel: str) -> bool:
+    """Code whose paths SK508 reads: a script file anywhere in the skill (`scripts/x.py`, an
+    `assets/server.mjs` template), or a file without an extension under `scripts/` (read
+    only when it starts with a `#!` line)."""
+    if rel.endswith(_CODE_SUFFIXES):
+        return True
+    name = rel.rpartition("/")[2]
+    return rel.startswith("scripts/") and "." not in name.lstrip(".")
+
+
 def _machine_paths_in_code(skill: Skill) -> Iterator[Finding]:
     """Paths into one person's home in fenced code blocks (the commands the agent runs:
     `python3 /home/lucas/tools/x.py`) and in the skill's scripts."""
@@ -878,12 +986,10 @@ def _machine_paths_in_code(skill: Skill) -> Iterator[Finding]:
                 )
     tree = tree_of(skill)
     for entry in skill.files:
-        if entry.kind != "file" or not entry.rel.startswith("scripts/"):
-            continue
-        if not entry.rel.endswith(_CODE_SUFFIXES) or not tree.owned(entry.rel):
+        if entry.kind != "file" or not _code_file(entry.rel) or not tree.owned(entry.rel):
             continue
         text = readable_text(skill, entry)
-        if not text:
+        if not text or (not entry.rel.endswith(_CODE_SUFFIXES) and not text.startswith("#!")):
             continue
         for index, _line, hit, path in _machine_lines(text):
             yield Finding(

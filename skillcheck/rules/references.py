@@ -103,7 +103,8 @@ def _what(link: Link | None) -> str:
         (`scripts/run.py` written in `references/guide.md`) is a warning naming the relative
         path. Template shapes are not links to check: placeholders (`<name>.md`,
         `{topic}.md`, `$VAR`, `[Results]`), `path/to/...`, `your-file`, elisions (`...`),
-        globs, and a destination that is only the word `link`, `url`, `path` or `file`. In a
+        globs, and a destination that is only the word `link`, `url`, `path` or `file`; nor
+        are the props of a capitalised JSX component (`<Img src="logo.png">`). In a
         file copied from a web site (it holds site-relative links, SK512), a missing link
         without an extension (`../basics/tutorial`) names a page of that site: a warning.
         A missing target without an extension (`internal-wiki/runbook`) is a warning: it is
@@ -513,7 +514,7 @@ def _leaves_to_nothing(skill: Skill, use: LinkUse) -> bool:
         return False
     if use.backslash or _SAMPLE_OUTPUT.search(use.doc.rel):
         return False
-    return escapes_to_nothing(skill.root, use.doc.base, use.path)
+    return escapes_to_nothing(skill, use.doc.base, use.path)
 
 
 def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
@@ -524,6 +525,15 @@ def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
         return False
     joined = posixpath.normpath(posixpath.join(inside, use.doc.base, use.path))
     return joined != ".." and not joined.startswith("../")
+
+
+# a sample document: a template or example of what the skill writes (`assets/page.md`,
+# `templates/post.md`, `references/examples/home.md`, `blog-post-template.md`)
+_SAMPLE_DOCUMENT = LazyPattern(
+    r"(?:^|/)(?:assets|templates?|examples?|samples?)/"
+    r"|(?:^|[-_./])(?:templates?|examples?|samples?)(?:[-_.][^/]*)?$",
+    re.IGNORECASE,
+)
 
 
 # --- SK512 ------------------------------------------------------------------------------------
@@ -539,8 +549,12 @@ def _stays_in_plugin(skill: Skill, use: LinkUse) -> bool:
         machine's top-level folder (`/docs/oauth`, `/api/reference.md`): the shape of links in
         text copied from a web site, where they are relative to the site. Machine paths
         (`/Users/...`, `/home/...`, `/etc/...`) are SK502's; a single word with no extension
-        (`/commit`, `/plugin:skill`) is a slash command and is not reported. Each file gets
-        one finding, at its first such link, with the count of the others.
+        (`/commit`, `/plugin:skill`) is a slash command and is not reported. Neither are the
+        props of a capitalised JSX component (`<Video src="/video.mp4">` names a file of the
+        web app the text is about) nor the links of a sample document the skill writes for
+        a site (a Markdown file under `assets/`, `templates/`, `examples/` or `samples/`, or
+        named so: `blog-post-template.md`), where site-relative links are right. Each file
+        gets one finding, at its first such link, with the count of the others.
     """,
     why="""
         Outside the site it came from, `/docs/oauth` names nothing: the agent that follows it
@@ -561,6 +575,8 @@ def site_relative_link(skill: Skill, ctx: Context) -> Iterator[Finding]:
     by_doc: dict[str, list[LinkUse]] = {}
     for use in checked_uses(skill):
         res = use.res
+        if _SAMPLE_DOCUMENT.search(use.doc.rel):
+            continue  # a page the skill writes for a site: there its links are right
         if res is not None and res.status == "outside" and res.reason == "site":
             by_doc.setdefault(use.doc.rel, []).append(use)
     for uses in by_doc.values():
@@ -748,7 +764,10 @@ def _closest(word: str, choices: list[str]) -> str | None:
     what="""
         Reports links in the skill's Markdown files (other than SKILL.md) to another Markdown
         file of the skill that SKILL.md itself never links to or names: a chain of references
-        more than one level deep.
+        more than one level deep. "Names" is read leniently, as SK506 reads it: the file's
+        name alone (`README.md`, even when SKILL.md means another README) or its folder named
+        as a folder (`references/`) counts. A stricter reading would find more nested
+        references (an info) at the cost of false SK506 warnings, which share it.
     """,
     why="""
         The specification asks to keep file references one level deep from SKILL.md. Agents

@@ -53,6 +53,29 @@ ARCHIVE_SUFFIXES = (
     ".skill",
 )
 
+# files that make the directory holding them junk, whatever its name: a virtualenv's
+# `pyvenv.cfg`; Cargo's build tree (`target/` beside a `Cargo.toml`) holds one of these
+VENV_MARKER = "pyvenv.cfg"
+CARGO_TARGET_MARKERS = ("CACHEDIR.TAG", ".rustc_info.json")
+
+
+def marked_junk_dirs(rels: list[str]) -> dict[str, str]:
+    """The directories (relative paths) that are junk by what they hold, with the reason:
+    a virtualenv (it holds `pyvenv.cfg`), Cargo's build output (a `target/` holding
+    `CACHEDIR.TAG` or `.rustc_info.json` beside a `Cargo.toml`)."""
+    present = set(rels)
+    out: dict[str, str] = {}
+    for rel in rels:
+        parent, _, name = rel.rpartition("/")
+        if name == VENV_MARKER and parent:
+            out[parent] = "a Python virtualenv"
+        elif name in CARGO_TARGET_MARKERS and parent.rpartition("/")[2] == "target":
+            project = parent.rpartition("/")[0]
+            if (f"{project}/Cargo.toml" if project else "Cargo.toml") in present:
+                out[parent] = "build output of Cargo (its target/ tree)"
+    return out
+
+
 # directories the walk lists but does not descend into: their contents are never skill content
 OPAQUE_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"})
 

@@ -220,9 +220,12 @@ def _comment_spans(source: str) -> Iterator[tuple[int, int]]:
 
 
 # A tag's attributes are read up to its ">" or the next "<": a tag never closed would
-# otherwise be read to the end of the text from each one (quadratic in a file of them)
+# otherwise be read to the end of the text from each one (quadratic in a file of them).
+# A capitalised tag (`<Video src="/video.mp4">`, `<Img>`) is a JSX component of the app the
+# text is about, not HTML: its props are the app's paths, not links of the file (`<IMG>`,
+# all capitals, is still HTML).
 ATTR_LINK_RE = LazyPattern(
-    r"<(?:a|img|source|video|audio)\b[^<>]*?\s(?:href|src)\s*=\s*"
+    r"<(?-i:(?![A-Z][a-z]))(?:a|img|source|video|audio)\b[^<>]*?\s(?:href|src)\s*=\s*"
     r"(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)'|(?P<bare>[^\s>\"']+))",
     re.IGNORECASE | re.DOTALL,
 )

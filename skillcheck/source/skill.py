@@ -319,6 +319,9 @@ class Skill:
     walk_errors: list[tuple[Path, str]] = field(default_factory=list)
     # file contents read so far, by rel path: every rule shares one read (load.read_file)
     contents: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    # paths looked at outside the skill's folder and what was there (source.outside): inputs
+    # of the results that the listing does not show
+    outside: dict[str, str] = field(default_factory=dict, repr=False)
     # what rules, the catalog and reports work out once per run (the tree, the link
     # analysis, token figures...), by typed Memo declarations
     memos: Memos = field(default_factory=Memos, repr=False, compare=False)
