@@ -33,6 +33,7 @@ ROWS = [
     "pack -o out.tar.gz, 20 skills",
     "lint cold, same tree",
     "pack -o out.tar.gz, 20 skills, warm cache",
+    "pack -o out.tar.gz, 20 skills, after a lint",
     "tar czf, same files",
     *(f"lint {kind}, 20 skills, --format {fmt}" for fmt in ("json", "sarif", "github", "junit")
       for kind in ("cold", "warm")),
