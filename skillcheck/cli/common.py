@@ -246,31 +246,25 @@ def rule_selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
         return callback
 
+    selectors = (
+        (
+            "--select",
+            "select",
+            "Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.",
+        ),
+        ("--extend-select", "extend_select", "Rules to add."),
+        ("--ignore", "ignore", "Rules to skip."),
+    )
     options = [
         click.option(
-            "--select",
+            flag,
             multiple=True,
             metavar="CODES",
             expose_value=False,
-            callback=keep("select"),
-            help="Rules to run: codes, prefixes (SK2), slugs or ALL; replaces the config.",
-        ),
-        click.option(
-            "--extend-select",
-            multiple=True,
-            metavar="CODES",
-            expose_value=False,
-            callback=keep("extend_select"),
-            help="Rules to add.",
-        ),
-        click.option(
-            "--ignore",
-            multiple=True,
-            metavar="CODES",
-            expose_value=False,
-            callback=keep("ignore"),
-            help="Rules to skip.",
-        ),
+            callback=keep(key),
+            help=text,
+        )
+        for flag, key, text in selectors
     ]
     for option in reversed(options):
         func = option(func)
