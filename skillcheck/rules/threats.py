@@ -149,9 +149,12 @@ def download_exec(skill: Skill, ctx: Context) -> Iterator[Finding]:
         of credential and agent-memory locations: `~/.ssh`, private keys (`id_rsa`),
         `~/.aws/credentials`, `~/.kube/config`, `~/.docker/config.json`, `~/.netrc`,
         `~/.git-credentials`, keychains (`security find-generic-password`), browser
-        `Login Data` and cookies, wallets and seed phrases, `~/.clawdbot`/`~/.openclaw`,
+        `Login Data` and cookies, wallets and seed phrases, the agent's credential files
+        (`~/.clawdbot/.env`, `credentials`, `auth-profiles.json`, sessions),
         `SOUL.md`/`MEMORY.md`, `/etc/shadow`, shell history; and whole `.env` files read
-        (`cat .env`, `@.env`). A place only named ("keys live in ~/.ssh") is not a read.
+        (`cat .env`, `@.env`). A place only named ("keys live in ~/.ssh") is not a read. A
+        read of the agent's config folder itself (`~/.clawdbot/clawdbot.json`, where honest
+        OpenClaw skills keep their settings) is only a hint: alone it never makes a chain.
     """
     + _SEVERITY_DOC,
     why="""
