@@ -760,10 +760,10 @@ def _scan_text(scan: _Scan, path: Path, rel: str, text: str) -> None:
         # in prose the command is one line; a script gathers the data a few lines earlier
         back = 0 if markdown_file else HOST_LINES_BEFORE
         for index, m in enumerate(send_matches):
-            lo = _line_bounds(text, m.start(), m.end())[0]
+            lo, line_end = _line_bounds(text, m.start(), m.end())
             for _ in range(back):
                 lo = text.rfind("\n", 0, max(0, lo - 1)) + 1
-            hi = _command_end(text, _line_bounds(text, m.start(), m.end())[1])
+            hi = _command_end(text, line_end)
             if any(lo <= at < hi for at in hosts):
                 inline.add(index)
                 add(
